@@ -1,0 +1,11 @@
+"""Helper package of the book *From Attention to BERT*.
+
+Each chapter derives a piece step by step in its notebook; this package keeps the final version so
+that later chapters can import it. Submodules are imported on demand (``from attention_to_bert import
+attention``), so importing the package itself stays cheap.
+"""
+
+from attention_to_bert.training import choose_device, set_seed
+
+__all__ = ["choose_device", "set_seed"]
+__version__ = "0.1.0"

@@ -1,0 +1,88 @@
+import os
+import random
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from attention_to_bert import choose_device, set_seed
+from attention_to_bert.training import count_parameters, train
+
+
+def draw_all():
+    return random.random(), np.random.rand(), torch.rand(3)
+
+
+def test_set_seed_makes_python_numpy_and_torch_repeat():
+    set_seed(123)
+    first = draw_all()
+    set_seed(123)
+    second = draw_all()
+    assert first[0] == second[0] and first[1] == second[1]
+    assert torch.equal(first[2], second[2])
+    set_seed(124)
+    assert not torch.equal(draw_all()[2], first[2])
+
+
+def test_set_seed_fixes_the_thread_count():
+    set_seed(0, num_threads=1)
+    assert torch.get_num_threads() == 1
+    set_seed(0)
+    assert torch.get_num_threads() == min(2, os.cpu_count() or 1)
+
+
+@pytest.mark.parametrize("bad, error", [(-1, ValueError), (1.5, TypeError), ("0", TypeError), (True, TypeError)])
+def test_set_seed_rejects_bad_seeds(bad, error):
+    with pytest.raises(error, match="seed"):
+        set_seed(bad)
+
+
+def test_set_seed_rejects_zero_threads():
+    with pytest.raises(ValueError, match="num_threads"):
+        set_seed(0, num_threads=0)
+
+
+def test_choose_device_defaults_to_cuda_or_cpu(monkeypatch):
+    monkeypatch.delenv("ATTENTION_TO_BERT_DEVICE", raising=False)
+    expected = "cuda" if torch.cuda.is_available() else "cpu"
+    assert choose_device().type == expected
+    assert choose_device("cpu").type == "cpu"
+    monkeypatch.setenv("ATTENTION_TO_BERT_DEVICE", "cpu")
+    assert choose_device().type == "cpu"
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+def test_choose_device_refuses_missing_cuda():
+    with pytest.raises(ValueError, match="CUDA is not available"):
+        choose_device("cuda")
+
+
+def test_train_fits_a_line_and_logs(capsys):
+    set_seed(0)
+    x = torch.linspace(-1, 1, 64).unsqueeze(1)
+    y = 3 * x - 0.5
+    model = nn.Linear(1, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def batches():
+        for start in range(0, 64, 16):
+            yield x[start : start + 16], y[start : start + 16]
+
+    def loss_fn(model, batch):
+        inputs, targets = batch
+        return nn.functional.mse_loss(model(inputs), targets)
+
+    losses = train(model, batches, loss_fn, optimizer, epochs=50, log_every=100, clip_grad_norm=None)
+    assert len(losses) == 50 * 4
+    assert losses[-1] < 1e-3 < losses[0]
+    assert abs(model.weight.item() - 3) < 0.05 and abs(model.bias.item() + 0.5) < 0.05
+    assert not model.training
+    assert capsys.readouterr().out.count("loss") == 2  # steps 100 and 200
+    assert count_parameters(model) == 2
+
+
+def test_train_rejects_zero_epochs():
+    model = nn.Linear(1, 1)
+    with pytest.raises(ValueError, match="epochs"):
+        train(model, lambda: [], lambda m, b: 0, torch.optim.SGD(model.parameters(), lr=0.1), epochs=0)
