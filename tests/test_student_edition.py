@@ -1,0 +1,86 @@
+import importlib.util
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("student_edition", ROOT / "scripts" / "student_edition.py")
+student_edition = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(student_edition)
+
+SOLUTION_CODE = """def my_softmax(scores):
+    # BEGIN SOLUTION
+    exp = scores.exp()
+    return exp / exp.sum(-1, keepdim=True)
+    # END SOLUTION
+
+
+checks.softmax(my_softmax)"""
+
+
+def make_chapter() -> nbformat.NotebookNode:
+    notebook = new_notebook()
+    notebook.cells = [
+        new_markdown_cell("# A chapter"),
+        new_code_cell("x = 1", outputs=[new_output("execute_result", {"text/plain": "1"}, execution_count=1)]),
+        new_markdown_cell("### Exercise 1.1 (coding)", metadata={"tags": ["exercise"]}),
+        new_code_cell(
+            SOLUTION_CODE,
+            metadata={"tags": ["solution", "hide-input"]},
+            outputs=[new_output("stream", name="stdout", text="✔ passes")],
+            execution_count=2,
+        ),
+        new_markdown_cell("```{dropdown} Solution\nBecause.\n```", metadata={"tags": ["solution"]}),
+        new_code_cell("print('the answer')", metadata={"tags": ["solution"]}),
+    ]
+    return notebook
+
+
+def test_student_notebook_stubs_code_and_removes_written_solutions():
+    student = student_edition.student_notebook(make_chapter())
+    sources = [cell.source for cell in student.cells]
+    assert len(student.cells) == 4
+    assert "Because." not in "".join(sources) and "the answer" not in "".join(sources)
+    stub = student.cells[3]
+    assert stub.source == "def my_softmax(scores):\n    ...  # your code here\n\n\nchecks.softmax(my_softmax)"
+    assert stub.outputs == [] and stub.execution_count is None
+    assert "hide-input" not in stub.metadata["tags"] and "solution" not in stub.metadata["tags"]
+    assert student.cells[1].outputs, "outputs of ordinary cells are kept by default"
+    cleared = student_edition.student_notebook(make_chapter(), clear_outputs=True)
+    assert cleared.cells[1].outputs == []
+
+
+@pytest.mark.parametrize(
+    "source, message",
+    [
+        ("# BEGIN SOLUTION\nx = 1", "never closed"),
+        ("x = 1\n# END SOLUTION", "without a '# BEGIN SOLUTION'"),
+        ("# BEGIN SOLUTION\n# BEGIN SOLUTION\n# END SOLUTION", "inside another"),
+    ],
+)
+def test_unbalanced_markers_are_reported(source, message):
+    with pytest.raises(ValueError, match=message):
+        student_edition.stub_solution(source)
+
+
+def test_write_student_edition_copies_the_package(tmp_path):
+    book = tmp_path / "book"
+    (book / "attention_to_bert").mkdir(parents=True)
+    (book / "attention_to_bert" / "__init__.py").write_text("")
+    nbformat.write(make_chapter(), book / "01_x.ipynb")
+    written = student_edition.write_student_edition(book, tmp_path / "student")
+    assert [path.name for path in written] == ["01_x.ipynb"]
+    assert (tmp_path / "student" / "attention_to_bert" / "__init__.py").exists()
+    text = (tmp_path / "student" / "01_x.ipynb").read_text()
+    assert "exp.sum" not in text and "...  # your code here" in text
+
+
+def test_the_real_book_has_no_solution_left_in_the_student_edition(tmp_path):
+    written = student_edition.write_student_edition(output=tmp_path / "student")
+    assert len(written) == len(list((ROOT / "book").glob("*.ipynb")))
+    for path in written:
+        for cell in nbformat.read(path, as_version=4).cells:
+            assert "solution" not in cell.metadata.get("tags", []), f"{path.name} still holds a solution cell"
+            assert "# BEGIN SOLUTION" not in cell.source
