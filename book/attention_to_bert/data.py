@@ -6,7 +6,11 @@ for the same seed on every machine (it uses its own ``random.Random(seed)``, not
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import datetime
+import random
+import string
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 import torch
 
@@ -82,8 +86,408 @@ def pad_sequences(sequences: Sequence[Sequence[int]], pad_id: int = 0, length: i
 
 # --- Chapter 2: documents whose label is decided by a few known sentences and words (HAN) ---
 
+DOCUMENT_LABELS = ("negative", "positive")
+"""Names of the document labels: label 0 is negative, label 1 is positive."""
+
+_POSITIVE_WORDS = (
+    "good", "great", "excellent", "wonderful", "brilliant", "superb",
+    "enjoyable", "moving", "clever", "charming", "beautiful", "gripping",
+)
+_NEGATIVE_WORDS = (
+    "bad", "awful", "terrible", "boring", "dull", "weak",
+    "poor", "tedious", "messy", "bland", "silly", "predictable",
+)
+_NEGATIONS = ("not", "never", "hardly")
+_INTENSIFIERS = ("really", "very", "truly", "quite", "rather")
+_MOVIE_ASPECTS = (
+    "movie", "film", "plot", "acting", "story", "script",
+    "ending", "cast", "dialogue", "soundtrack", "director", "camera",
+)
+_OFF_TOPIC_THINGS = (
+    "popcorn", "parking", "weather", "queue", "bus", "traffic",
+    "coffee", "heating", "restaurant", "dinner", "hotel", "weekend",
+)
+# Opinion frames: "{aspect}" is a noun, "{opinion}" an optional intensifier, negation and sentiment word.
+_OPINION_FRAMES = (
+    "the {thing} was {opinion}",
+    "overall the {thing} was {opinion}",
+    "i thought the {thing} was {opinion}",
+    "honestly the {thing} felt {opinion}",
+    "to be fair the {thing} is {opinion}",
+    "in my view the {thing} was {opinion}",
+)
+# Neutral filler, built from parts: who, what, when.
+_FILLER_WHO = (
+    "we", "i", "my sister", "my brother", "my friend", "our neighbour",
+    "my parents", "the kids", "a colleague", "my cousin",
+)
+_FILLER_WHAT = (
+    "went to see it", "bought two tickets", "took the train", "talked about it",
+    "read a review", "sat near the back", "arrived a bit late", "checked the times",
+    "watched the trailer", "met some friends", "walked to the cinema", "found a seat",
+    "stayed until the credits", "waited in the lobby", "drove into town",
+)
+_FILLER_WHEN = (
+    "on friday", "last week", "after work", "in the evening", "on a sunday",
+    "during the holidays", "before lunch", "at nine", "yesterday", "this month",
+)
+
+
+@dataclass(frozen=True)
+class Document:
+    """One generated review: sentences of lowercase words, its label and where the label is decided.
+
+    ``label`` is 1 (positive) or 0 (negative), see ``DOCUMENT_LABELS``. ``deciding_sentences`` lists the
+    indices of the sentences that give an opinion about the movie (they decide the label; all agree).
+    ``deciding_words`` lists ``(sentence index, word index)`` of the sentiment word and, if present, the
+    negation in each deciding sentence. Other sentences are neutral filler or opinions about off-topic
+    things (popcorn, parking, ...), which do not count.
+    """
+
+    sentences: list[list[str]]
+    label: int
+    deciding_sentences: list[int]
+    deciding_words: list[tuple[int, int]]
+
+    @property
+    def text(self) -> str:
+        """The document as plain text, one sentence after another, each ending with a full stop."""
+        return " ".join(" ".join(sentence) + " ." for sentence in self.sentences)
+
+    @property
+    def label_name(self) -> str:
+        """``"positive"`` or ``"negative"``."""
+        return DOCUMENT_LABELS[self.label]
+
+
+def _opinion_sentence(rng: random.Random, thing: str, positive: bool) -> tuple[list[str], list[int]]:
+    """An opinion about ``thing`` with the given polarity; returns the words and the deciding positions."""
+    negated = rng.random() < 0.35
+    # A negation flips the polarity: "not boring" is positive, "never good" is negative.
+    word = rng.choice(_POSITIVE_WORDS if positive != negated else _NEGATIVE_WORDS)
+    intensifier = [rng.choice(_INTENSIFIERS)] if rng.random() < 0.3 else []
+    opinion = intensifier + ([rng.choice(_NEGATIONS)] if negated else [])
+    frame = rng.choice(_OPINION_FRAMES).split()
+    at = frame.index("{opinion}")
+    words = [thing if part == "{thing}" else part for part in frame[:at]] + opinion + [word] + frame[at + 1 :]
+    deciding = [at + len(opinion)] + ([at + len(opinion) - 1] if negated else [])
+    return words, sorted(deciding)
+
+
+def _filler_sentence(rng: random.Random) -> list[str]:
+    parts = [rng.choice(_FILLER_WHO), rng.choice(_FILLER_WHAT)]
+    if rng.random() < 0.6:
+        parts.append(rng.choice(_FILLER_WHEN))
+    return " ".join(parts).split()
+
+
+def make_documents(
+    num_documents: int, seed: int, min_sentences: int = 4, max_sentences: int = 8
+) -> list[Document]:
+    """Generate ``num_documents`` short movie reviews, half positive and half negative on average.
+
+    Each review has ``min_sentences``..``max_sentences`` sentences of 4 to 9 words: one or two opinions
+    about the movie (they decide the label and agree with each other; a third of them are negated, as
+    in "the plot was not boring"), up to two opinions of random polarity about off-topic things (a
+    trap for bag-of-words models) and neutral filler. The same ``seed`` gives the same documents.
+    """
+    if not isinstance(num_documents, int) or num_documents < 1:
+        raise ValueError(f"num_documents must be a positive int, got {num_documents!r}")
+    if not isinstance(seed, int):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    if not 3 <= min_sentences <= max_sentences:
+        raise ValueError(
+            f"need 3 <= min_sentences <= max_sentences (room for the opinions), got {min_sentences} and {max_sentences}"
+        )
+    rng = random.Random(seed)
+    documents = []
+    for _ in range(num_documents):
+        label = rng.randrange(2)
+        num_sentences = rng.randint(min_sentences, max_sentences)
+        num_deciding = rng.choice((1, 1, 2))
+        num_off_topic = rng.choice((0, 1, 1, 2))
+        kinds = ["deciding"] * num_deciding + ["off_topic"] * num_off_topic
+        kinds += ["filler"] * (num_sentences - len(kinds))
+        rng.shuffle(kinds)
+        sentences, deciding_sentences, deciding_words = [], [], []
+        for index, kind in enumerate(kinds):
+            if kind == "deciding":
+                words, positions = _opinion_sentence(rng, rng.choice(_MOVIE_ASPECTS), positive=label == 1)
+                deciding_sentences.append(index)
+                deciding_words.extend((index, position) for position in positions)
+            elif kind == "off_topic":
+                words, _ = _opinion_sentence(rng, rng.choice(_OFF_TOPIC_THINGS), positive=rng.random() < 0.5)
+            else:
+                words = _filler_sentence(rng)
+            sentences.append(words)
+        documents.append(Document(sentences, label, deciding_sentences, deciding_words))
+    return documents
+
+
+def document_splits(
+    seed: int = 0, num_train: int = 3000, num_test: int = 1000
+) -> tuple[list[Document], list[Document]]:
+    """The fixed train and test documents of chapter 2 (chapter 7 reuses them): ``(train, test)``.
+
+    Both come from one call of ``make_documents(num_train + num_test, seed)``, so they never overlap
+    in generation order; identical short documents can still occur in both, as in real corpora.
+    """
+    documents = make_documents(num_train + num_test, seed)
+    return documents[:num_train], documents[num_train:]
+
+
+def document_vocabulary() -> Vocabulary:
+    """Every word the document generator can produce, plus the special tokens (``<pad>`` is id 0)."""
+    words: set[str] = set()
+    for group in (_POSITIVE_WORDS, _NEGATIVE_WORDS, _NEGATIONS, _INTENSIFIERS, _MOVIE_ASPECTS, _OFF_TOPIC_THINGS):
+        words.update(group)
+    for phrase in (*_OPINION_FRAMES, *_FILLER_WHO, *_FILLER_WHAT, *_FILLER_WHEN):
+        words.update(word for word in phrase.split() if not word.startswith("{"))
+    return Vocabulary(words)
+
+
+@dataclass
+class DocumentBatch:
+    """Documents as padded tensors, as the hierarchical models read them.
+
+    ``word_ids``: ``(documents, sentences, words)`` long tensor, ``pad_id`` at padded positions.
+    ``word_padding_mask``: same shape, bool, True at padded words (a padded sentence is all True).
+    ``sentence_padding_mask``: ``(documents, sentences)``, bool, True at padded sentences.
+    ``labels``: ``(documents,)`` long tensor of 0/1 labels.
+    """
+
+    word_ids: torch.Tensor
+    word_padding_mask: torch.Tensor
+    sentence_padding_mask: torch.Tensor
+    labels: torch.Tensor
+
+    def __len__(self) -> int:
+        return self.word_ids.shape[0]
+
+    def __getitem__(self, index) -> DocumentBatch:
+        """Select documents (an int, a slice, or an index tensor) and keep them batched."""
+        if isinstance(index, int):
+            index = slice(index, index + 1)
+        return DocumentBatch(
+            self.word_ids[index], self.word_padding_mask[index], self.sentence_padding_mask[index], self.labels[index]
+        )
+
+
+def encode_documents(
+    documents: Sequence[Document],
+    vocabulary: Vocabulary,
+    max_sentences: int | None = None,
+    max_words: int | None = None,
+) -> DocumentBatch:
+    """Turn documents into padded id tensors ``(documents, sentences, words)`` with padding masks.
+
+    The sentence and word axes are as long as the longest document and sentence, or ``max_sentences``
+    and ``max_words`` if given (a ValueError if some document does not fit).
+    """
+    if not documents:
+        raise ValueError("encode_documents needs at least one document, got none")
+    if not all(isinstance(document, Document) for document in documents):
+        raise TypeError("encode_documents expects a sequence of Document objects")
+    longest_document = max(len(document.sentences) for document in documents)
+    longest_sentence = max(len(sentence) for document in documents for sentence in document.sentences)
+    num_sentences = longest_document if max_sentences is None else max_sentences
+    num_words = longest_sentence if max_words is None else max_words
+    if num_sentences < longest_document:
+        raise ValueError(f"max_sentences={max_sentences} is less than the longest document ({longest_document})")
+    if num_words < longest_sentence:
+        raise ValueError(f"max_words={max_words} is less than the longest sentence ({longest_sentence})")
+    word_ids = torch.full((len(documents), num_sentences, num_words), vocabulary.pad_id, dtype=torch.long)
+    for row, document in enumerate(documents):
+        for column, sentence in enumerate(document.sentences):
+            word_ids[row, column, : len(sentence)] = torch.tensor(vocabulary.encode(sentence), dtype=torch.long)
+    word_padding_mask = word_ids == vocabulary.pad_id
+    labels = torch.tensor([document.label for document in documents], dtype=torch.long)
+    return DocumentBatch(word_ids, word_padding_mask, word_padding_mask.all(dim=-1), labels)
+
+
 # --- Chapter 3: human-written dates -> ISO dates, character level (seq2seq; reused in chapter 6) ---
 
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_FIRST_DATE, _LAST_DATE = datetime.date(1950, 1, 1), datetime.date(2049, 12, 31)
+
+
+def _ordinal(day: int) -> str:
+    suffix = "th" if 11 <= day % 100 <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
+    return f"{day}{suffix}"
+
+
+# Each format writes a date the way people do (lower case, English names, no locale involved). Every
+# format is unambiguous: the numeric ones differ by their separator (day.month.year, month/day/year).
+DATE_FORMATS: dict[str, Callable[[datetime.date], str]] = {
+    "25 jun 2009": lambda d: f"{d.day} {_MONTHS[d.month - 1][:3]} {d.year}",
+    "25 june 2009": lambda d: f"{d.day} {_MONTHS[d.month - 1]} {d.year}",
+    "thursday, 25 jun 2009": lambda d: f"{_WEEKDAYS[d.weekday()]}, {d.day} {_MONTHS[d.month - 1][:3]} {d.year}",
+    "thu 25 june 2009": lambda d: f"{_WEEKDAYS[d.weekday()][:3]} {d.day} {_MONTHS[d.month - 1]} {d.year}",
+    "june 25, 2009": lambda d: f"{_MONTHS[d.month - 1]} {d.day}, {d.year}",
+    "jun 25 2009": lambda d: f"{_MONTHS[d.month - 1][:3]} {d.day} {d.year}",
+    "thursday, june 25, 2009": lambda d: f"{_WEEKDAYS[d.weekday()]}, {_MONTHS[d.month - 1]} {d.day}, {d.year}",
+    "the 25th of june 2009": lambda d: f"the {_ordinal(d.day)} of {_MONTHS[d.month - 1]} {d.year}",
+    "25.06.2009": lambda d: f"{d.day:02d}.{d.month:02d}.{d.year}",
+    "06/25/2009": lambda d: f"{d.month:02d}/{d.day:02d}/{d.year}",
+}
+"""The date formats of the chapter-3 task, named by how 25 June 2009 (a Thursday) looks in each."""
+
+DATE_SOURCE_CHARS = string.ascii_lowercase + string.digits + " ,./"
+"""Every character a human-written date may contain (the source alphabet)."""
+DATE_TARGET_CHARS = string.digits + "-"
+"""Every character of an ISO date (the target alphabet)."""
+
+
+def _check_count(name: str, value: int, minimum: int = 1) -> None:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+
+
+def _pick_formats(formats: Sequence[str] | None) -> list[str]:
+    names = list(DATE_FORMATS) if formats is None else list(formats)
+    unknown = [name for name in names if name not in DATE_FORMATS]
+    if unknown or not names:
+        raise ValueError(f"formats must be a non-empty list of names from DATE_FORMATS {list(DATE_FORMATS)}, "
+                         f"got {names!r}")
+    return names
+
+
+def format_date(date: datetime.date, style: str) -> str:
+    """Write ``date`` in the human format named ``style`` (a key of ``DATE_FORMATS``)."""
+    if style not in DATE_FORMATS:
+        raise ValueError(f"style must be one of {list(DATE_FORMATS)}, got {style!r}")
+    return DATE_FORMATS[style](date)
+
+
+def _random_dates(count: int, rng: random.Random) -> list[datetime.date]:
+    """``count`` distinct dates drawn uniformly from 1950-01-01 .. 2049-12-31."""
+    span = (_LAST_DATE - _FIRST_DATE).days + 1
+    if count > span:
+        raise ValueError(f"at most {span} distinct dates exist in the range, asked for {count}")
+    return [_FIRST_DATE + datetime.timedelta(days=offset) for offset in rng.sample(range(span), count)]
+
+
+def make_dates(num_examples: int, seed: int = 0, formats: Sequence[str] | None = None) -> list[tuple[str, str]]:
+    """``num_examples`` pairs (human date, ISO date) with distinct dates, e.g. ("thursday, 25 jun 2009", "2009-06-25").
+
+    Dates are drawn uniformly from 1950–2049, each written in a format drawn uniformly from ``formats``
+    (default: all of ``DATE_FORMATS``). The same ``seed`` gives the same pairs on every machine.
+    """
+    _check_count("num_examples", num_examples)
+    names = _pick_formats(formats)
+    rng = random.Random(seed)
+    return [(format_date(date, rng.choice(names)), date.isoformat()) for date in _random_dates(num_examples, rng)]
+
+
+@dataclass(frozen=True)
+class DateSplits:
+    """The chapter-3 date task: train and test pairs (no date appears in both) and the two vocabularies."""
+
+    train: list[tuple[str, str]]
+    test: list[tuple[str, str]]
+    source_vocab: Vocabulary
+    target_vocab: Vocabulary
+
+
+def date_vocabularies() -> tuple[Vocabulary, Vocabulary]:
+    """The character vocabularies (source, target) of the date task; ``<pad>`` is id 0 in both."""
+    return Vocabulary(DATE_SOURCE_CHARS), Vocabulary(DATE_TARGET_CHARS)
+
+
+def date_splits(seed: int = 0, num_train: int = 6000, num_test: int = 1000,
+                formats: Sequence[str] | None = None) -> DateSplits:
+    """The fixed train/test split of the date task used by chapters 3 and 6 (defaults: 6000 / 1000 pairs).
+
+    All ``num_train + num_test`` dates are distinct, so no test date is seen in training in any format.
+    """
+    _check_count("num_train", num_train)
+    _check_count("num_test", num_test)
+    pairs = make_dates(num_train + num_test, seed=seed, formats=formats)
+    source_vocab, target_vocab = date_vocabularies()
+    return DateSplits(pairs[:num_train], pairs[num_train:], source_vocab, target_vocab)
+
+
+def make_digit_strings(num_examples: int, min_length: int, max_length: int, seed: int = 0,
+                       reverse: bool = True) -> list[tuple[str, str]]:
+    """Pairs (digit string, its reverse) — or a copy if ``reverse`` is False — with lengths uniform in
+    ``min_length..max_length``: a task whose difficulty for a fixed-size memory grows with the length."""
+    _check_count("num_examples", num_examples)
+    _check_count("min_length", min_length)
+    _check_count("max_length", max_length, minimum=min_length)
+    rng = random.Random(seed)
+    pairs = []
+    for _ in range(num_examples):
+        digits = "".join(rng.choice(string.digits) for _ in range(rng.randint(min_length, max_length)))
+        pairs.append((digits, digits[::-1] if reverse else digits))
+    return pairs
+
+
+def encode_pairs(pairs: Sequence[tuple[str, str]], source_vocab: Vocabulary,
+                 target_vocab: Vocabulary) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Character ids of (source, target) string pairs, padded with ``<pad>`` (id 0) on the right.
+
+    Returns ``source`` ``(batch, source_len)``, ``source_lengths`` ``(batch,)`` and ``target``
+    ``(batch, target_len + 2)`` framed as ``<bos> ... <eos>`` (the decoder reads ``target[:, :-1]`` and
+    is trained to predict ``target[:, 1:]``). Characters outside a vocabulary are an error.
+    """
+    if not pairs:
+        raise ValueError("encode_pairs needs at least one (source, target) pair, got none")
+    for vocab, side, index in ((source_vocab, "source", 0), (target_vocab, "target", 1)):
+        unknown = sorted({char for pair in pairs for char in pair[index]} - set(vocab.stoi))
+        if unknown:
+            raise ValueError(f"{side} strings contain characters outside the {side} vocabulary: {unknown}")
+    sources = [source_vocab.encode(source) for source, _ in pairs]
+    targets = [target_vocab.encode(target, add_bos=True, add_eos=True) for _, target in pairs]
+    lengths = torch.tensor([len(ids) for ids in sources], dtype=torch.long)
+    if (lengths == 0).any():
+        raise ValueError("source strings must not be empty")
+    return (pad_sequences(sources, source_vocab.pad_id), lengths, pad_sequences(targets, target_vocab.pad_id))
+
+
 # --- Chapter 4: a toy task whose self-attention map is meaningful ---
+
+PARTNER_SYMBOLS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def partner_sequences(
+    num_sequences: int, num_pairs: int = 5, num_symbols: int = 16, seed: int = 0
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Sequences in which every symbol appears exactly twice; the task is to find each token's partner.
+
+    Each sequence holds ``num_pairs`` different symbols (ids ``0 .. num_symbols - 1``, drawn without
+    replacement), each twice, in a random order, so it has ``2 * num_pairs`` tokens. Returns
+    ``(tokens, partners)``, two long tensors of shape ``(num_sequences, 2 * num_pairs)``:
+    ``partners[b, i]`` is the position of the other copy of ``tokens[b, i]``. Symbol ``s`` prints as
+    ``PARTNER_SYMBOLS[s]``.
+    """
+    for name, value in (("num_sequences", num_sequences), ("num_pairs", num_pairs), ("num_symbols", num_symbols)):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if num_sequences < 1:
+        raise ValueError(f"num_sequences must be >= 1, got {num_sequences}")
+    if num_pairs < 1:
+        raise ValueError(f"num_pairs must be >= 1, got {num_pairs}")
+    if not num_pairs <= num_symbols <= len(PARTNER_SYMBOLS):
+        raise ValueError(
+            f"num_symbols must be between num_pairs ({num_pairs}) and {len(PARTNER_SYMBOLS)}, got {num_symbols}"
+        )
+    rng = random.Random(seed)
+    length = 2 * num_pairs
+    tokens = torch.empty(num_sequences, length, dtype=torch.long)
+    partners = torch.empty(num_sequences, length, dtype=torch.long)
+    for row in range(num_sequences):
+        symbols = rng.sample(range(num_symbols), num_pairs)
+        order = list(range(length))
+        rng.shuffle(order)  # positions order[2k] and order[2k + 1] hold symbol k
+        for k, symbol in enumerate(symbols):
+            first, second = order[2 * k], order[2 * k + 1]
+            tokens[row, first] = tokens[row, second] = symbol
+            partners[row, first], partners[row, second] = second, first
+    return tokens, partners
+
 
 # --- Chapter 7: a small corpus for masked-LM and next-sentence pre-training ---
