@@ -1,0 +1,243 @@
+"""Attention as a weight distribution: score functions, the masked softmax and attention pooling.
+
+Shapes follow one convention everywhere: a query is ``(..., n_q, d_q)``, keys are ``(..., n_k, d_k)``,
+values are ``(..., n_k, d_v)``. A score function returns ``(..., n_q, n_k)`` (one score per query and
+key), the softmax over the last dimension turns each row into weights that sum to one, and the output
+is the weighted sum of the values, ``(..., n_q, d_v)``. Masks are bool tensors where **True means
+"may not attend"** (the same polarity as ``torch.nn.MultiheadAttention``'s ``key_padding_mask``).
+
+Chapter 1 of the book derives each piece; later chapters import them from here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+from torch import Tensor, nn
+
+__all__ = [
+    "AdditiveScore",
+    "GeneralScore",
+    "attention",
+    "cosine_score",
+    "dot_score",
+    "gaussian_score",
+    "masked_softmax",
+    "padding_mask",
+    "scaled_dot_score",
+]
+
+ScoreFunction = Callable[[Tensor, Tensor], Tensor]
+
+
+def _check_float_tensor(tensor: object, name: str, min_dims: int = 1) -> None:
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(tensor).__name__}")
+    if not tensor.is_floating_point():
+        raise TypeError(f"{name} must be a floating-point tensor, got {tensor.dtype}")
+    if tensor.dim() < min_dims:
+        raise ValueError(f"{name} must have at least {min_dims} dimensions, got shape {tuple(tensor.shape)}")
+
+
+def _check_query_key(query: Tensor, key: Tensor, same_size: bool = True) -> None:
+    """Check that query ``(..., n_q, d_q)`` and key ``(..., n_k, d_k)`` can be scored against each other."""
+    _check_float_tensor(query, "query", 2)
+    _check_float_tensor(key, "key", 2)
+    if same_size and query.shape[-1] != key.shape[-1]:
+        raise ValueError(
+            f"query and key must have the same feature size d (last dimension), "
+            f"got query {tuple(query.shape)} and key {tuple(key.shape)}"
+        )
+    try:
+        torch.broadcast_shapes(query.shape[:-2], key.shape[:-2])
+    except RuntimeError:
+        raise ValueError(
+            f"the batch dimensions of query {tuple(query.shape)} and key {tuple(key.shape)} "
+            f"(all but the last two) do not broadcast"
+        ) from None
+
+
+def masked_softmax(scores: Tensor, mask: Tensor | None = None) -> Tensor:
+    """Softmax over the last dimension of ``scores``, ignoring the positions where ``mask`` is True.
+
+    ``mask`` is a bool tensor broadcastable to ``scores.shape``; True means "may not attend", so those
+    positions get weight exactly 0. A row whose positions are all masked gets all-zero weights (not
+    NaN, and no NaN gradient either), so padding rows are harmless.
+    """
+    _check_float_tensor(scores, "scores", 1)
+    if mask is None:
+        return torch.softmax(scores, dim=-1)
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"mask must be a bool tensor (True = may not attend), got {type(mask).__name__}")
+    if mask.dtype != torch.bool:
+        raise TypeError(f"mask must be a bool tensor (True = may not attend), got {mask.dtype}")
+    try:
+        broadcast = torch.broadcast_shapes(mask.shape, scores.shape)
+    except RuntimeError:
+        broadcast = None
+    if broadcast != scores.shape:
+        hint = ""
+        if mask.dim() == 2 and scores.dim() == 3 and mask.shape[-1] == scores.shape[-1]:
+            hint = "; a per-key padding mask of shape (batch, n_k) needs a query axis: mask[:, None, :]"
+        raise ValueError(
+            f"mask of shape {tuple(mask.shape)} cannot be broadcast to scores of shape {tuple(scores.shape)}{hint}"
+        )
+    # A large negative number instead of -inf: a fully masked row then gives a uniform row (not NaN),
+    # which the final masked_fill sets to zero. masked_fill also blocks the gradient of masked scores.
+    filled = scores.masked_fill(mask, torch.finfo(scores.dtype).min)
+    return torch.softmax(filled, dim=-1).masked_fill(mask, 0.0)
+
+
+def padding_mask(lengths: Tensor | list[int], max_length: int | None = None) -> Tensor:
+    """Bool mask ``(batch, max_length)`` that is True at the padded positions (index >= length)."""
+    lengths = torch.as_tensor(lengths)
+    if lengths.dim() != 1 or lengths.dtype.is_floating_point or lengths.dtype == torch.bool:
+        raise ValueError(
+            f"lengths must be a 1-D sequence of integers, got {lengths.dtype} of shape {tuple(lengths.shape)}"
+        )
+    if (lengths < 0).any():
+        raise ValueError(f"lengths must be >= 0, got {lengths.tolist()}")
+    longest = int(lengths.max()) if lengths.numel() else 0
+    max_length = longest if max_length is None else max_length
+    if max_length < longest:
+        raise ValueError(f"max_length={max_length} is shorter than the longest length ({longest})")
+    return torch.arange(max_length, device=lengths.device) >= lengths[:, None]
+
+
+def dot_score(query: Tensor, key: Tensor) -> Tensor:
+    """Dot-product score ``q · k`` for every query and key: ``(..., n_q, d), (..., n_k, d) -> (..., n_q, n_k)``."""
+    _check_query_key(query, key)
+    return query @ key.transpose(-2, -1)
+
+
+def scaled_dot_score(query: Tensor, key: Tensor) -> Tensor:
+    """Scaled dot-product score ``q · k / sqrt(d)`` (Vaswani et al., 2017)."""
+    _check_query_key(query, key)
+    return query @ key.transpose(-2, -1) / math.sqrt(query.shape[-1])
+
+
+def cosine_score(query: Tensor, key: Tensor, eps: float = 1e-8) -> Tensor:
+    """Cosine similarity ``q · k / (|q| |k|)``, in [-1, 1]; a zero vector scores 0 against everything."""
+    _check_query_key(query, key)
+    query = query / query.norm(dim=-1, keepdim=True).clamp_min(eps)
+    key = key / key.norm(dim=-1, keepdim=True).clamp_min(eps)
+    return query @ key.transpose(-2, -1)
+
+
+def gaussian_score(query: Tensor, key: Tensor, width: float | Tensor = 1.0) -> Tensor:
+    """Gaussian-kernel score ``-|q - k|^2 / (2 width^2)``: its softmax is Nadaraya–Watson regression."""
+    _check_query_key(query, key)
+    width = torch.as_tensor(width, dtype=query.dtype, device=query.device)
+    if width.numel() != 1:
+        raise ValueError(f"width must be a single number, got shape {tuple(width.shape)}")
+    if not (width > 0).all():
+        raise ValueError(f"width must be > 0, got {width.item()}")
+    squared_distance = (query.unsqueeze(-2) - key.unsqueeze(-3)).pow(2).sum(-1)
+    return -squared_distance / (2 * width**2)
+
+
+class GeneralScore(nn.Module):
+    """Bilinear ("general") score ``q^T W k`` with a learned ``W`` (Luong et al., 2015).
+
+    ``W`` has shape ``(query_size, key_size)``, so query and key may have different sizes. It is
+    stored as ``self.key_projection``, a bias-free ``nn.Linear(key_size, query_size)``, so the score
+    is ``q · (W k)``.
+    """
+
+    def __init__(self, query_size: int, key_size: int) -> None:
+        super().__init__()
+        for name, size in (("query_size", query_size), ("key_size", key_size)):
+            if not isinstance(size, int) or size < 1:
+                raise ValueError(f"{name} must be a positive int, got {size!r}")
+        self.query_size = query_size
+        self.key_size = key_size
+        self.key_projection = nn.Linear(key_size, query_size, bias=False)
+
+    def forward(self, query: Tensor, key: Tensor) -> Tensor:
+        _check_query_key(query, key, same_size=False)
+        if query.shape[-1] != self.query_size or key.shape[-1] != self.key_size:
+            raise ValueError(
+                f"GeneralScore({self.query_size}, {self.key_size}) expects query (..., n_q, {self.query_size}) "
+                f"and key (..., n_k, {self.key_size}), got query {tuple(query.shape)} and key {tuple(key.shape)}"
+            )
+        return query @ self.key_projection(key).transpose(-2, -1)
+
+    def extra_repr(self) -> str:
+        return f"query_size={self.query_size}, key_size={self.key_size}"
+
+
+class AdditiveScore(nn.Module):
+    """Additive (MLP) score ``v^T tanh(W_q q + W_k k)`` (Bahdanau et al., 2015).
+
+    A one-hidden-layer network of ``hidden_size`` units scores each (query, key) pair; query and key may
+    have different sizes. It builds a ``(..., n_q, n_k, hidden_size)`` tensor, so it costs more memory
+    than the dot-product family.
+    """
+
+    def __init__(self, query_size: int, key_size: int, hidden_size: int) -> None:
+        super().__init__()
+        for name, size in (("query_size", query_size), ("key_size", key_size), ("hidden_size", hidden_size)):
+            if not isinstance(size, int) or size < 1:
+                raise ValueError(f"{name} must be a positive int, got {size!r}")
+        self.query_size = query_size
+        self.key_size = key_size
+        self.hidden_size = hidden_size
+        self.query_projection = nn.Linear(query_size, hidden_size, bias=False)
+        self.key_projection = nn.Linear(key_size, hidden_size, bias=False)
+        self.v = nn.Linear(hidden_size, 1, bias=False)
+
+    def forward(self, query: Tensor, key: Tensor) -> Tensor:
+        _check_query_key(query, key, same_size=False)
+        if query.shape[-1] != self.query_size or key.shape[-1] != self.key_size:
+            raise ValueError(
+                f"AdditiveScore({self.query_size}, {self.key_size}, {self.hidden_size}) expects query "
+                f"(..., n_q, {self.query_size}) and key (..., n_k, {self.key_size}), "
+                f"got query {tuple(query.shape)} and key {tuple(key.shape)}"
+            )
+        # (..., n_q, 1, h) + (..., 1, n_k, h) -> (..., n_q, n_k, h) -> (..., n_q, n_k)
+        hidden = torch.tanh(self.query_projection(query).unsqueeze(-2) + self.key_projection(key).unsqueeze(-3))
+        return self.v(hidden).squeeze(-1)
+
+    def extra_repr(self) -> str:
+        return f"query_size={self.query_size}, key_size={self.key_size}, hidden_size={self.hidden_size}"
+
+
+def attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    mask: Tensor | None = None,
+    score: ScoreFunction = scaled_dot_score,
+) -> tuple[Tensor, Tensor]:
+    """Attention pooling: weight the values by the softmax of the query-key scores.
+
+    ``query`` ``(..., n_q, d_q)``, ``key`` ``(..., n_k, d_k)``, ``value`` ``(..., n_k, d_v)``; ``mask``
+    (bool, True = may not attend) broadcastable to ``(..., n_q, n_k)``; ``score`` any function or
+    module called as ``score(query, key)``. Returns ``(output, weights)``: the weighted sums of the
+    values ``(..., n_q, d_v)`` and the weights ``(..., n_q, n_k)`` whose rows sum to 1 (0 if fully masked).
+    """
+    _check_float_tensor(query, "query", 2)
+    _check_float_tensor(key, "key", 2)
+    _check_float_tensor(value, "value", 2)
+    if key.shape[-2] != value.shape[-2]:
+        raise ValueError(
+            f"key and value must have the same number of positions n_k (second to last dimension), "
+            f"got key {tuple(key.shape)} and value {tuple(value.shape)}"
+        )
+    try:
+        torch.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
+    except RuntimeError:
+        raise ValueError(
+            f"the batch dimensions (all but the last two) of query {tuple(query.shape)}, key {tuple(key.shape)} "
+            f"and value {tuple(value.shape)} do not broadcast"
+        ) from None
+    if not callable(score):
+        raise TypeError(f"score must be callable as score(query, key), got {type(score).__name__}")
+    scores = score(query, key)
+    expected = (*torch.broadcast_shapes(query.shape[:-2], key.shape[:-2]), query.shape[-2], key.shape[-2])
+    if tuple(scores.shape) != expected:
+        raise ValueError(f"score(query, key) must return shape {expected} (..., n_q, n_k), got {tuple(scores.shape)}")
+    weights = masked_softmax(scores, mask)
+    return weights @ value, weights
