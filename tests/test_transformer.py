@@ -19,7 +19,7 @@ from attention_to_bert.transformer import (
     Transformer,
     causal_mask,
     merge_heads,
-    padding_mask,
+    padding_mask_from_ids,
     split_heads,
 )
 
@@ -72,13 +72,13 @@ def test_causal_mask_rejects_bad_sizes(size, error):
         causal_mask(size)
 
 
-def test_padding_mask_marks_pad_ids():
+def test_padding_mask_from_ids_marks_pad_ids():
     ids = torch.tensor([[5, 6, 0], [7, 0, 0]])
-    assert padding_mask(ids).tolist() == [[False, False, True], [False, True, True]]
+    assert padding_mask_from_ids(ids).tolist() == [[False, False, True], [False, True, True]]
     with pytest.raises(TypeError, match="integer tensor"):
-        padding_mask(ids.float())
+        padding_mask_from_ids(ids.float())
     with pytest.raises(ValueError, match=r"\(batch, seq\)"):
-        padding_mask(ids[0])
+        padding_mask_from_ids(ids[0])
 
 
 def test_split_heads_gives_each_head_its_slice_and_merge_inverts_it():

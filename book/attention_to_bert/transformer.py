@@ -3,7 +3,7 @@
 Pieces, bottom up (chapters 5 and 6):
 
 - ``PositionalEncoding`` (sinusoidal) and ``LearnedPositionalEncoding``: add position information.
-- ``causal_mask``, ``padding_mask``: boolean masks, ``True`` = "may not attend".
+- ``causal_mask``, ``padding_mask_from_ids``: boolean masks, ``True`` = "may not attend".
 - ``split_heads`` / ``merge_heads``: ``(batch, seq, d_model)`` <-> ``(batch, heads, seq, d_head)``.
 - ``MultiHeadAttention``: equal to ``torch.nn.MultiheadAttention(batch_first=True)`` after ``from_torch``,
   except that a fully masked query row gives zero weights and a zero output instead of NaN.
@@ -35,7 +35,7 @@ def causal_mask(size: int, device: torch.device | str | None = None) -> torch.Te
     return torch.ones(size, size, dtype=torch.bool, device=device).triu(diagonal=1)
 
 
-def padding_mask(token_ids: torch.Tensor, pad_id: int = 0) -> torch.Tensor:
+def padding_mask_from_ids(token_ids: torch.Tensor, pad_id: int = 0) -> torch.Tensor:
     """A ``(batch, seq)`` bool mask, ``True`` where ``token_ids`` is padding: the key_padding_mask to pass."""
     if not isinstance(token_ids, torch.Tensor) or token_ids.dtype.is_floating_point:
         got = token_ids.dtype if isinstance(token_ids, torch.Tensor) else type(token_ids).__name__
@@ -127,7 +127,7 @@ def _check_bool_mask(mask: torch.Tensor, name: str) -> None:
     if mask.dtype != torch.bool:
         raise TypeError(
             f"{name} must be a bool tensor (True = may not attend), got dtype {mask.dtype}; "
-            "use causal_mask(size) or padding_mask(token_ids)"
+            "use causal_mask(size) or padding_mask_from_ids(token_ids)"
         )
 
 
