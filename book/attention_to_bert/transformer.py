@@ -4,7 +4,7 @@ Pieces, bottom up (chapters 5 and 6):
 
 - ``PositionalEncoding`` (sinusoidal) and ``LearnedPositionalEncoding``: add position information.
 - ``causal_mask``, ``padding_mask_from_ids``: boolean masks, ``True`` = "may not attend".
-- ``split_heads`` / ``merge_heads``: ``(batch, seq, d_model)`` <-> ``(batch, heads, seq, d_head)``.
+- ``split_heads`` / ``merge_heads``: ``(batch, seq, d_model)`` <-> ``(batch, heads, seq, head_dim)``.
 - ``MultiHeadAttention``: equal to ``torch.nn.MultiheadAttention(batch_first=True)`` after ``from_torch``,
   except that a fully masked query row gives zero weights and a zero output instead of NaN.
 - ``EncoderLayer``, ``DecoderLayer``, ``Transformer``: equal to their ``torch.nn`` twins (post-LN, ReLU)
@@ -56,11 +56,11 @@ def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
 
 
 def merge_heads(x: torch.Tensor) -> torch.Tensor:
-    """``(batch, heads, seq, d_head)`` -> ``(batch, seq, heads * d_head)``: the inverse of ``split_heads``."""
+    """``(batch, heads, seq, head_dim)`` -> ``(batch, seq, heads * head_dim)``: the inverse of ``split_heads``."""
     if x.dim() != 4:
-        raise ValueError(f"merge_heads expects (batch, heads, seq, d_head), got shape {tuple(x.shape)}")
-    batch, heads, seq, d_head = x.shape
-    return x.transpose(1, 2).reshape(batch, seq, heads * d_head)
+        raise ValueError(f"merge_heads expects (batch, heads, seq, head_dim), got shape {tuple(x.shape)}")
+    batch, heads, seq, head_dim = x.shape
+    return x.transpose(1, 2).reshape(batch, seq, heads * head_dim)
 
 
 # --- Positional encodings ---
@@ -162,7 +162,7 @@ class MultiHeadAttention(nn.Module):
             )
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {dropout}")
-        self.d_model, self.num_heads, self.d_head = d_model, num_heads, d_model // num_heads
+        self.d_model, self.num_heads, self.head_dim = d_model, num_heads, d_model // num_heads
         self.dropout, self.use_sdpa = dropout, use_sdpa
         self.q_proj = nn.Linear(d_model, d_model, bias=bias)
         self.k_proj = nn.Linear(d_model, d_model, bias=bias)
@@ -239,8 +239,8 @@ class MultiHeadAttention(nn.Module):
         self._check_inputs(query, key, value)
         batch, query_len, key_len = query.shape[0], query.shape[1], key.shape[1]
         mask = self.combined_mask(batch, query_len, key_len, key_padding_mask, attn_mask)
-        q = split_heads(self.q_proj(query), self.num_heads)  # (batch, heads, query_len, d_head)
-        k = split_heads(self.k_proj(key), self.num_heads)  # (batch, heads, key_len, d_head)
+        q = split_heads(self.q_proj(query), self.num_heads)  # (batch, heads, query_len, head_dim)
+        k = split_heads(self.k_proj(key), self.num_heads)  # (batch, heads, key_len, head_dim)
         v = split_heads(self.v_proj(value), self.num_heads)
         dropout = self.dropout if self.training else 0.0
         weights = None
@@ -251,14 +251,14 @@ class MultiHeadAttention(nn.Module):
                 additive = additive.masked_fill(mask, torch.finfo(q.dtype).min)
             context = F.scaled_dot_product_attention(q, k, v, attn_mask=additive, dropout_p=dropout)
         else:
-            scores = (q * self.d_head**-0.5) @ k.transpose(-2, -1)  # (batch, heads, query_len, key_len)
+            scores = (q * self.head_dim**-0.5) @ k.transpose(-2, -1)  # (batch, heads, query_len, key_len)
             if mask is not None:
                 scores = scores.masked_fill(mask, torch.finfo(scores.dtype).min)
             weights = scores.softmax(dim=-1)
             if mask is not None:  # a fully masked row was uniform: make it zero (masked entries are exp(-inf) = 0)
                 weights = weights.masked_fill(mask, 0.0)
             weights = F.dropout(weights, p=dropout, training=self.training)
-            context = weights @ v  # (batch, heads, query_len, d_head)
+            context = weights @ v  # (batch, heads, query_len, head_dim)
         if mask is not None and self.use_sdpa:
             context = context.masked_fill(mask.all(dim=-1, keepdim=True), 0.0)
         output = self.out_proj(merge_heads(context))
