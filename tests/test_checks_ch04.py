@@ -1,0 +1,206 @@
+"""The chapter 4 checkers accept right answers and name each typical wrong one."""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from attention_to_bert import checks
+from attention_to_bert.attention import attention
+from attention_to_bert.transformer import PositionalEncoding
+
+# --- self-attention: right answers written the way a student might, and typical wrong ones ---
+
+
+def right_with_package(x, w_q, w_k, w_v):
+    return attention(x @ w_q, x @ w_k, x @ w_v)
+
+
+def right_by_hand(x, w_q, w_k, w_v):
+    query, key, value = x @ w_q, x @ w_k, x @ w_v
+    weights = torch.softmax(query @ key.transpose(-2, -1) / math.sqrt(w_k.shape[1]), dim=-1)
+    return weights @ value, weights
+
+
+def right_with_einsum(x, w_q, w_k, w_v):
+    query, key, value = x @ w_q, x @ w_k, x @ w_v
+    scores = torch.einsum("bid,bjd->bij", query, key) / query.shape[-1] ** 0.5
+    weights = scores.softmax(-1)
+    return torch.einsum("bij,bjd->bid", weights, value), weights
+
+
+def not_scaled(x, w_q, w_k, w_v):
+    query, key, value = x @ w_q, x @ w_k, x @ w_v
+    weights = torch.softmax(query @ key.transpose(-2, -1), dim=-1)
+    return weights @ value, weights
+
+
+def divided_by_d_k(x, w_q, w_k, w_v):
+    query, key, value = x @ w_q, x @ w_k, x @ w_v
+    weights = torch.softmax(query @ key.transpose(-2, -1) / w_k.shape[1], dim=-1)
+    return weights @ value, weights
+
+
+def divided_by_sqrt_d_model(x, w_q, w_k, w_v):
+    query, key, value = x @ w_q, x @ w_k, x @ w_v
+    weights = torch.softmax(query @ key.transpose(-2, -1) / math.sqrt(x.shape[-1]), dim=-1)
+    return weights @ value, weights
+
+
+def softmax_over_queries(x, w_q, w_k, w_v):
+    query, key, value = x @ w_q, x @ w_k, x @ w_v
+    weights = torch.softmax(query @ key.transpose(-2, -1) / math.sqrt(w_k.shape[1]), dim=1)
+    return weights @ value, weights
+
+
+def keys_times_queries(x, w_q, w_k, w_v):
+    query, key, value = x @ w_q, x @ w_k, x @ w_v
+    weights = torch.softmax(key @ query.transpose(-2, -1) / math.sqrt(w_k.shape[1]), dim=-1)
+    return weights @ value, weights
+
+
+def naive_exp(x, w_q, w_k, w_v):
+    query, key, value = x @ w_q, x @ w_k, x @ w_v
+    exps = torch.exp(query @ key.transpose(-2, -1) / math.sqrt(w_k.shape[1]))
+    weights = exps / exps.sum(dim=-1, keepdim=True)
+    return weights @ value, weights
+
+
+def mixes_inputs_not_values(x, w_q, w_k, w_v):
+    _, weights = right_by_hand(x, w_q, w_k, w_v)
+    return weights @ x, weights
+
+
+def output_only(x, w_q, w_k, w_v):
+    return right_by_hand(x, w_q, w_k, w_v)[0]
+
+
+def unbatched_only(x, w_q, w_k, w_v):
+    query, key, value = x @ w_q, x @ w_k, x @ w_v
+    weights = torch.softmax(query @ key.t() / math.sqrt(w_k.shape[1]), dim=-1)  # .t() refuses 3-D
+    return weights @ value, weights
+
+
+@pytest.mark.parametrize("candidate", [right_with_package, right_by_hand, right_with_einsum])
+def test_self_attention_checker_accepts_right_answers(candidate, capsys):
+    assert checks.self_attention(candidate) is True
+    assert "✔ self_attention: passes all 3 test cases." in capsys.readouterr().out
+
+
+def test_self_attention_checker_accepts_torch_reference(capsys):
+    def with_torch(x, w_q, w_k, w_v):
+        output = F.scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v)
+        return output, right_by_hand(x, w_q, w_k, w_v)[1]
+
+    assert checks.self_attention(with_torch) is True
+
+
+@pytest.mark.parametrize(
+    ("candidate", "message"),
+    [
+        (not_scaled, "not scaled: divide the scores Q K^T by sqrt(d_k)"),
+        (divided_by_d_k, "divided by d_k; divide by sqrt(d_k) instead"),
+        (divided_by_sqrt_d_model, "divided by sqrt(d_model)"),
+        (softmax_over_queries, "the columns sum to 1, not the rows"),
+        (keys_times_queries, "transposed: row i must hold query i's weights"),
+        (naive_exp, "NaN or inf in the weights; subtract each row's maximum"),
+        (mixes_inputs_not_values, "the output mixes the inputs x; it must mix the values V = x @ w_v"),
+        (output_only, "return a pair (output, weights), got Tensor"),
+        (unbatched_only, "raised RuntimeError"),
+    ],
+)
+def test_self_attention_checker_names_the_mistake(candidate, message, capsys):
+    assert checks.self_attention(candidate) is False
+    output = capsys.readouterr().out
+    assert "✘ self_attention" in output
+    assert message in output
+
+
+def test_self_attention_checker_reports_wrong_output_shape(capsys):
+    def output_transposed(x, w_q, w_k, w_v):
+        output, weights = right_by_hand(x, w_q, w_k, w_v)
+        return output.transpose(-2, -1), weights
+
+    assert checks.self_attention(output_transposed) is False
+    assert "output: expected shape (2, 5, 6), got (2, 6, 5)" in capsys.readouterr().out
+
+
+# --- sinusoidal positional encoding ---
+
+
+def right_interleaved(max_len, d_model):
+    position = torch.arange(max_len).float().unsqueeze(1)
+    angle = position / 10000 ** (torch.arange(0, d_model, 2).float() / d_model)
+    table = torch.zeros(max_len, d_model)
+    table[:, 0::2] = torch.sin(angle)
+    table[:, 1::2] = torch.cos(angle)
+    return table
+
+
+def right_with_loops(max_len, d_model):
+    table = torch.zeros(max_len, d_model)
+    for pos in range(max_len):
+        for i in range(d_model // 2):
+            table[pos, 2 * i] = math.sin(pos / 10000 ** (2 * i / d_model))
+            table[pos, 2 * i + 1] = math.cos(pos / 10000 ** (2 * i / d_model))
+    return table
+
+
+def right_from_package(max_len, d_model):
+    return PositionalEncoding(d_model, max_len=max_len).pe
+
+
+def sin_cos_swapped(max_len, d_model):
+    return right_interleaved(max_len, d_model).view(max_len, -1, 2).flip(-1).reshape(max_len, d_model)
+
+
+def halves(max_len, d_model):
+    table = right_interleaved(max_len, d_model)
+    return torch.cat([table[:, 0::2], table[:, 1::2]], dim=-1)
+
+
+def exponent_from_dimension_index(max_len, d_model):
+    position = torch.arange(max_len).float().unsqueeze(1)
+    angle = position / 10000 ** (torch.arange(d_model).float() / d_model)
+    table = torch.sin(angle)
+    table[:, 1::2] = torch.cos(angle[:, 1::2])
+    return table
+
+
+def base_1000(max_len, d_model):
+    position = torch.arange(max_len).float().unsqueeze(1)
+    angle = position / 1000 ** (torch.arange(0, d_model, 2).float() / d_model)
+    return torch.stack([torch.sin(angle), torch.cos(angle)], dim=-1).reshape(max_len, d_model)
+
+
+def with_batch_axis(max_len, d_model):
+    return right_interleaved(max_len, d_model).unsqueeze(0)
+
+
+def positions_from_one(max_len, d_model):
+    return right_interleaved(max_len + 1, d_model)[1:]
+
+
+@pytest.mark.parametrize("candidate", [right_interleaved, right_with_loops, right_from_package])
+def test_positional_encoding_checker_accepts_right_answers(candidate, capsys):
+    assert checks.positional_encoding(candidate) is True
+    assert "✔ positional_encoding: passes all 3 test cases." in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("candidate", "message"),
+    [
+        (sin_cos_swapped, "sin and cos swapped"),
+        (halves, "sines in the first half and cosines in the second"),
+        (exponent_from_dimension_index, "the exponent uses the dimension index j"),
+        (base_1000, "max_len=50, d_model=16: values differ from the expected ones"),
+        (with_batch_axis, "expected shape (50, 16), got (1, 50, 16)"),
+        (positions_from_one, "values differ"),
+    ],
+)
+def test_positional_encoding_checker_names_the_mistake(candidate, message, capsys):
+    assert checks.positional_encoding(candidate) is False
+    output = capsys.readouterr().out
+    assert "✘ positional_encoding" in output
+    assert message in output
