@@ -491,40 +491,44 @@ PARTNER_SYMBOLS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 def partner_sequences(
-    num_sequences: int, num_pairs: int = 5, num_symbols: int = 16, seed: int = 0
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Sequences in which every symbol appears exactly twice; the task is to find each token's partner.
+    num_sequences: int, num_pairs: int = 5, num_symbols: int = 16, num_digits: int = 10, seed: int = 0
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Sequences of letter-digit tokens in which every letter appears exactly twice ("find your partner").
 
-    Each sequence holds ``num_pairs`` different symbols (ids ``0 .. num_symbols - 1``, drawn without
-    replacement), each twice, in a random order, so it has ``2 * num_pairs`` tokens. Returns
-    ``(tokens, partners)``, two long tensors of shape ``(num_sequences, 2 * num_pairs)``:
-    ``partners[b, i]`` is the position of the other copy of ``tokens[b, i]``. Symbol ``s`` prints as
-    ``PARTNER_SYMBOLS[s]``.
+    Each sequence holds ``num_pairs`` different letters (ids ``0 .. num_symbols - 1``, drawn without
+    replacement), each twice, in a random order, so it has ``2 * num_pairs`` tokens; every token also
+    carries a random digit (``0 .. num_digits - 1``, independent of everything else). Returns
+    ``(letters, digits, partners)``, long tensors of shape ``(num_sequences, 2 * num_pairs)``:
+    ``partners[b, i]`` is the position of the other copy of ``letters[b, i]``, so the digit carried by
+    token i's partner is ``digits.gather(1, partners)[b, i]``. Letter ``s`` prints as ``PARTNER_SYMBOLS[s]``.
     """
-    for name, value in (("num_sequences", num_sequences), ("num_pairs", num_pairs), ("num_symbols", num_symbols)):
+    counts = (("num_sequences", num_sequences), ("num_pairs", num_pairs), ("num_symbols", num_symbols),
+              ("num_digits", num_digits))
+    for name, value in counts:
         if not isinstance(value, int) or isinstance(value, bool):
             raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if num_sequences < 1:
-        raise ValueError(f"num_sequences must be >= 1, got {num_sequences}")
-    if num_pairs < 1:
-        raise ValueError(f"num_pairs must be >= 1, got {num_pairs}")
+    for name, value in (("num_sequences", num_sequences), ("num_pairs", num_pairs), ("num_digits", num_digits)):
+        if value < 1:
+            raise ValueError(f"{name} must be >= 1, got {value}")
     if not num_pairs <= num_symbols <= len(PARTNER_SYMBOLS):
         raise ValueError(
             f"num_symbols must be between num_pairs ({num_pairs}) and {len(PARTNER_SYMBOLS)}, got {num_symbols}"
         )
     rng = random.Random(seed)
     length = 2 * num_pairs
-    tokens = torch.empty(num_sequences, length, dtype=torch.long)
+    letters = torch.empty(num_sequences, length, dtype=torch.long)
     partners = torch.empty(num_sequences, length, dtype=torch.long)
+    digits = torch.empty(num_sequences, length, dtype=torch.long)
     for row in range(num_sequences):
         symbols = rng.sample(range(num_symbols), num_pairs)
         order = list(range(length))
-        rng.shuffle(order)  # positions order[2k] and order[2k + 1] hold symbol k
+        rng.shuffle(order)  # positions order[2k] and order[2k + 1] hold letter k
         for k, symbol in enumerate(symbols):
             first, second = order[2 * k], order[2 * k + 1]
-            tokens[row, first] = tokens[row, second] = symbol
+            letters[row, first] = letters[row, second] = symbol
             partners[row, first], partners[row, second] = second, first
-    return tokens, partners
+        digits[row] = torch.tensor([rng.randrange(num_digits) for _ in range(length)])
+    return letters, digits, partners
 
 
 # --- Chapter 7: a small corpus for masked-LM and next-sentence pre-training ---
