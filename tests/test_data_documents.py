@@ -1,0 +1,125 @@
+"""Chapter 2's document generator: seeded, labelled by the sentences it says decide, and encoded with masks."""
+
+import pytest
+import torch
+
+from attention_to_bert.data import (
+    DOCUMENT_LABELS,
+    NEGATIONS,
+    NEGATIVE_WORDS,
+    POSITIVE_WORDS,
+    Document,
+    document_splits,
+    document_vocabulary,
+    encode_documents,
+    make_documents,
+)
+
+
+def test_same_seed_same_documents_other_seed_other_documents():
+    assert make_documents(20, seed=3) == make_documents(20, seed=3)
+    assert make_documents(20, seed=3) != make_documents(20, seed=4)
+
+
+def test_documents_have_the_promised_shape():
+    documents = make_documents(300, seed=0)
+    for document in documents:
+        assert 4 <= len(document.sentences) <= 8
+        assert all(4 <= len(sentence) <= 9 for sentence in document.sentences)
+        assert 1 <= len(document.deciding_sentences) <= 2
+        assert document.label in (0, 1) and document.label_name == DOCUMENT_LABELS[document.label]
+        assert {sentence for sentence, _ in document.deciding_words} == set(document.deciding_sentences)
+    share_positive = sum(document.label for document in documents) / len(documents)
+    assert 0.4 < share_positive < 0.6
+
+
+def _polarity(document: Document, sentence_index: int) -> int:
+    """Recompute a deciding sentence's polarity from its deciding words: sentiment word, flipped by a negation."""
+    words = [document.sentences[s][w] for s, w in document.deciding_words if s == sentence_index]
+    sentiment = [word for word in words if word in POSITIVE_WORDS or word in NEGATIVE_WORDS]
+    negated = any(word in NEGATIONS for word in words)
+    assert len(sentiment) == 1 and len(words) == 1 + negated
+    return int((sentiment[0] in POSITIVE_WORDS) != negated)
+
+
+def test_the_deciding_words_decide_the_label():
+    documents = make_documents(500, seed=1)
+    for document in documents:
+        assert all(_polarity(document, s) == document.label for s in document.deciding_sentences)
+    negated = sum(any(doc.sentences[s][w] in NEGATIONS for s, w in doc.deciding_words) for doc in documents)
+    assert negated > 100  # negation is common enough that a bag of words cannot read the label off
+
+
+def test_off_topic_opinions_carry_no_signal_so_bag_of_words_is_fooled():
+    # Sentiment words outside the deciding sentences agree with the label only by chance.
+    agree = total = 0
+    for document in make_documents(1000, seed=2):
+        for index, sentence in enumerate(document.sentences):
+            if index in document.deciding_sentences:
+                continue
+            for word in sentence:
+                if word in POSITIVE_WORDS or word in NEGATIVE_WORDS:
+                    total += 1
+                    agree += (word in POSITIVE_WORDS) == (document.label == 1)
+    assert total > 500 and 0.45 < agree / total < 0.55
+
+
+def test_splits_are_fixed_and_sized():
+    train, test = document_splits(seed=0)
+    assert len(train) == 3000 and len(test) == 1000
+    assert document_splits(seed=0) == (train, test)
+    small_train, small_test = document_splits(seed=0, num_train=10, num_test=5)
+    assert small_train == train[:10] and len(small_test) == 5
+
+
+def test_vocabulary_covers_every_generated_word():
+    vocabulary = document_vocabulary()
+    assert vocabulary.pad_id == 0
+    for document in make_documents(500, seed=5):
+        assert all(word in vocabulary for sentence in document.sentences for word in sentence)
+
+
+def test_encode_pads_words_and_sentences_and_masks_them():
+    vocabulary = document_vocabulary()
+    documents = [
+        Document([["the", "movie", "was", "good"], ["we", "took", "the", "bus", "on", "friday"]], 1, [0], [(0, 3)]),
+        Document([["the", "plot", "was", "dull"]], 0, [0], [(0, 3)]),
+    ]
+    batch = encode_documents(documents, vocabulary)
+    assert batch.word_ids.shape == (2, 2, 6) and batch.word_ids.dtype == torch.long
+    assert batch.word_padding_mask.dtype == torch.bool and batch.sentence_padding_mask.dtype == torch.bool
+    assert batch.word_padding_mask[0].sum() == 2 and batch.word_padding_mask[1, 1].all()
+    assert torch.equal(batch.sentence_padding_mask, torch.tensor([[False, False], [False, True]]))
+    assert torch.equal(batch.labels, torch.tensor([1, 0]))
+    assert vocabulary.decode(batch.word_ids[0, 1].tolist()) == documents[0].sentences[1]
+    assert len(batch) == 2 and batch[1].word_ids.shape == (1, 2, 6)
+    assert batch[torch.tensor([1, 0])].labels.tolist() == [0, 1]
+    wider = encode_documents(documents, vocabulary, max_sentences=3, max_words=8)
+    assert wider.word_ids.shape == (2, 3, 8) and torch.equal(wider.word_ids[:, :2, :6], batch.word_ids)
+
+
+def test_encode_rejects_bad_input():
+    vocabulary = document_vocabulary()
+    documents = make_documents(3, seed=0)
+    with pytest.raises(ValueError, match="at least one document"):
+        encode_documents([], vocabulary)
+    with pytest.raises(TypeError, match="Document objects"):
+        encode_documents([["the", "movie"]], vocabulary)
+    with pytest.raises(ValueError, match="max_words=2 is less than the longest sentence"):
+        encode_documents(documents, vocabulary, max_words=2)
+    with pytest.raises(ValueError, match="max_sentences=1 is less than the longest document"):
+        encode_documents(documents, vocabulary, max_sentences=1)
+
+
+def test_make_documents_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="num_documents must be a positive int"):
+        make_documents(0, seed=0)
+    with pytest.raises(TypeError, match="seed must be an int"):
+        make_documents(5, seed="0")
+    with pytest.raises(ValueError, match="min_sentences <= max_sentences"):
+        make_documents(5, seed=0, min_sentences=6, max_sentences=5)
+
+
+def test_text_ends_sentences_with_full_stops():
+    document = Document([["the", "movie", "was", "good"], ["we", "left"]], 1, [0], [(0, 3)])
+    assert document.text == "the movie was good . we left ."
