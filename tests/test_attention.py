@@ -140,6 +140,12 @@ def test_gaussian_score_is_negative_scaled_squared_distance(generator):
         gaussian_score(query, key, width=0.0)
 
 
+def test_gaussian_score_passes_the_gradient_to_a_learned_width():
+    width = torch.tensor(0.5, requires_grad=True)
+    gaussian_score(torch.zeros(1, 1), torch.ones(2, 1), width).sum().backward()
+    torch.testing.assert_close(width.grad, torch.tensor(2 / 0.5**3))  # d/dw of -1/(2w^2) is 1/w^3, twice
+
+
 def test_general_score_matches_nn_bilinear(generator):
     torch.manual_seed(0)
     score = GeneralScore(query_size=3, key_size=4).double()
