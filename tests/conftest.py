@@ -1,3 +1,85 @@
+"""Shared test set-up: a headless matplotlib, the network blocked, and the website built once."""
+
+import functools
+import http.server
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
 import matplotlib
+import pytest
 
 matplotlib.use("Agg")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# No test, notebook kernel or site build may reach the internet (the loopback stays open).
+sys.path.insert(0, str(ROOT / "tests" / "network_guard"))
+import book_network_guard  # noqa: E402
+
+book_network_guard.activate()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item) -> None:
+    """Re-arm the guard before each test (pytest-socket restores the real socket after every test)."""
+    book_network_guard.install()
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> Path:
+    """Build the site once per test session (with -W) into a temporary folder; return its html folder."""
+    output = tmp_path_factory.mktemp("site")
+    jupyter_book = shutil.which("jupyter-book", path=str(Path(sys.executable).parent)) or "jupyter-book"
+    result = subprocess.run(
+        [jupyter_book, "build", str(ROOT), "-W", "-n", "--keep-going", "--path-output", str(output)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert result.returncode == 0, f"jupyter-book build -W failed:\n{result.stdout[-6000:]}\n{result.stderr[-4000:]}"
+    return output / "_build" / "html"
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves the built site; remembers the paths it could not find instead of logging to stderr."""
+
+    missing: list[str]
+
+    def log_message(self, format: str, *args) -> None:  # noqa: A002 (the base class's name)
+        pass
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        if code == 404:
+            self.missing.append(self.path)
+        super().send_error(code, message, explain)
+
+
+class SiteServer:
+    """The built site served over HTTP on 127.0.0.1, as a reader's one-line local server would."""
+
+    def __init__(self, root: Path) -> None:
+        handler = type("Handler", (_QuietHandler,), {"missing": []})
+        self.missing: list[str] = handler.missing
+        self.root = root
+        self._server = http.server.ThreadingHTTPServer(
+            ("127.0.0.1", 0), functools.partial(handler, directory=str(root))
+        )
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+@pytest.fixture(scope="session")
+def site_server(built_site) -> Iterator[SiteServer]:
+    """The built site on http://127.0.0.1:<free port>/ for the whole session."""
+    server = SiteServer(built_site)
+    yield server
+    server.close()

@@ -1,0 +1,443 @@
+"""The website as a reader sees it: every page opened in headless Debian Chromium (Playwright).
+
+Each page is opened twice, served from 127.0.0.1:
+* "online": a reader with internet. The CDN files bertviz and MathJax would ask for (require.js, d3,
+  jQuery from cdnjs; MathJax from jsdelivr) are answered from the npm copies the site ships
+  (book/_static/vendored), and the test checks that the pages ask for none of them (the site loads
+  its own copies: no double loading).
+* "offline": a computer lab with no outside network. Every request that leaves the local server is
+  aborted.
+In both: no console errors or page errors, every image loaded, all math rendered by MathJax, the
+table-of-contents links resolve, and every bertviz view stored in a notebook drew its tokens.
+Screenshots go to tests/artifacts/screenshots/: the top of each chapter, and each bertviz view as drawn
+online and offline.
+
+Chromium comes from Debian (`apt-get install chromium`), never from `playwright install`; where it is
+missing the checks are skipped with that advice (CI sets BOOK_REQUIRE_BROWSER=1 to fail instead).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import nbformat
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "tests" / "artifacts" / "screenshots"
+VENDORED = ROOT / "book" / "_static" / "vendored"
+CHROMIUM = Path(os.environ.get("BOOK_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+INSTALL_ADVICE = (
+    "the browser checks of the website need Debian's Chromium at {path}: install it with "
+    "`sudo apt-get install chromium` (Debian/Ubuntu) and `pip install -r requirements.txt` for Playwright "
+    "(never `playwright install`), or point BOOK_CHROMIUM at a Chromium binary"
+)
+# What the CDNs would answer a reader online, from the same npm packages the site ships.
+CDN_COPIES = {
+    "https://cdnjs.cloudflare.com/ajax/libs/require.js/2.3.6/require.min.js": VENDORED / "requirejs" / "require.js",
+    "https://cdnjs.cloudflare.com/ajax/libs/d3/5.7.0/d3.min.js": VENDORED / "d3" / "d3.min.js",
+    "https://cdnjs.cloudflare.com/ajax/libs/jquery/2.0.0/jquery.min.js": VENDORED / "jquery" / "jquery.min.js",
+}
+MATHJAX_CDN = re.compile(r"^https://cdn\.jsdelivr\.net/npm/mathjax@3[^/]*/es5/(?P<path>.+)$")
+
+
+# ---------------------------------------------------------------------------------------------------
+# The pages of the site and what each must show, derived from _toc.yml and the notebooks' outputs
+
+
+def toc_documents() -> list[str]:
+    """Documents of the book in _toc.yml order (e.g. "book/intro", "book/01_attention")."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    documents = [toc["root"]]
+
+    def walk(node) -> None:
+        if isinstance(node, dict):
+            if "file" in node:
+                documents.append(str(node["file"]))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(toc.get("parts", toc.get("chapters", [])))
+    return [re.sub(r"\.(md|ipynb)$", "", d) for d in documents]
+
+
+PAGES = ["index.html", *(f"{d}.html" for d in toc_documents()), "search.html", "genindex.html"]
+
+
+@dataclass
+class BertvizView:
+    """A bertviz view stored in a notebook: its div id, kind and the tokens it must draw."""
+
+    div_id: str
+    kind: str  # "head" or "model"
+    left_tokens: list[str] = field(default_factory=list)
+    right_tokens: list[str] = field(default_factory=list)
+
+
+def _output_texts(output) -> list[str]:
+    texts = []
+    for mime in ("text/html", "application/javascript"):
+        value = output.get("data", {}).get(mime)
+        if value:
+            texts.append("".join(value) if isinstance(value, list) else value)
+    return texts
+
+
+def bertviz_views(notebook: Path) -> list[BertvizView]:
+    """The bertviz views in a notebook's stored outputs (bertviz embeds `const params = {json}`)."""
+    views = []
+    decoder = json.JSONDecoder()
+    for cell in nbformat.read(notebook, as_version=4).cells:
+        tags = set(cell.get("metadata", {}).get("tags", []))
+        if cell.cell_type != "code" or tags & {"remove-output", "remove-cell"}:
+            continue
+        for output in cell.get("outputs", []):
+            for text in _output_texts(output):
+                starts = [m.end() for m in re.finditer(r"const params\s*=\s*", text)]
+                for index, start in enumerate(starts):
+                    params, _ = decoder.raw_decode(text, start)
+                    script = text[start : starts[index + 1] if index + 1 < len(starts) else len(text)]
+                    shown = params["attention"][int(params.get("default_filter", 0))]
+                    views.append(
+                        BertvizView(
+                            div_id=params["root_div_id"],
+                            kind="model" if "renderThumbnail" in script else "head",
+                            left_tokens=list(shown["left_text"]),
+                            right_tokens=list(shown["right_text"]),
+                        )
+                    )
+    return views
+
+
+def expected_views(page: str) -> list[BertvizView]:
+    notebook = ROOT / page.replace(".html", ".ipynb")
+    return bertviz_views(notebook) if notebook.exists() else []
+
+
+@cache
+def _ids_in(path: Path) -> frozenset[str]:
+    return frozenset(re.findall(r"""\sid=["']([^"']+)["']""", path.read_text(encoding="utf-8")))
+
+
+def is_chapter(page: str) -> bool:
+    return re.fullmatch(r"book/\d\d_\w+\.html", page) is not None
+
+
+# ---------------------------------------------------------------------------------------------------
+# Checks of the built HTML that need no browser
+
+
+def built_pages(site: Path) -> set[str]:
+    skip = ("_static/", "_sources/", "_images/", "_sphinx_design_static/")
+    return {
+        p.relative_to(site).as_posix()
+        for p in site.rglob("*.html")
+        if not p.relative_to(site).as_posix().startswith(skip)
+    }
+
+
+def test_the_browser_checks_open_every_page_of_the_site(built_site):
+    assert built_pages(built_site) == set(PAGES), "pages built but not checked (or checked but not built)"
+
+
+def test_each_inline_script_is_written_once_and_the_launch_buttons_stay(built_site):
+    """Stock Jupyter Book 1.0.4 writes `const THEBE_JS_URL = …` twice (a page error in every page)."""
+    for page in PAGES:
+        html = (built_site / page).read_text(encoding="utf-8")
+        head = html.split("</head>", 1)[0]
+        inline = [body for body in re.findall(r"<script(?:\s[^>]*)?>(.*?)</script>", head, flags=re.S) if body.strip()]
+        repeated = [body for body, count in Counter(inline).items() if count > 1]
+        assert not repeated, f"{page}: inline scripts written more than once: {repeated}"
+        assert html.count("const THEBE_JS_URL") <= 1, page
+    for page in filter(is_chapter, PAGES):
+        html = (built_site / page).read_text(encoding="utf-8")
+        notebook = page.replace(".html", ".ipynb")
+        assert f"https://colab.research.google.com/github/from-attention-to-bert/book/blob/main/{notebook}" in html
+        assert f"https://mybinder.org/v2/gh/from-attention-to-bert/book/main?urlpath=lab/tree/{notebook}" in html
+
+
+def test_the_site_loads_no_script_or_style_from_outside(built_site):
+    """Every script and stylesheet of every page is a file of the site itself."""
+    for page in PAGES:
+        html = (built_site / page).read_text(encoding="utf-8")
+        remote = re.findall(r"""<(?:script|link)\b[^>]*\b(?:src|href)=["'](?:https?:)?//[^"']+["'][^>]*>""", html)
+        remote = [tag for tag in remote if "<link" not in tag or "stylesheet" in tag]
+        assert not remote, f"{page} loads from the internet: {remote}"
+
+
+def test_the_shipped_javascript_comes_with_its_licence(built_site):
+    static = built_site / "_static" / "vendored"
+    for library, script, licence in [
+        ("requirejs", "require.js", "LICENSE"),
+        ("d3", "d3.min.js", "LICENSE"),
+        ("jquery", "jquery.min.js", "LICENSE.txt"),
+        ("mathjax", "tex-chtml-full.js", "LICENSE"),
+    ]:
+        assert (static / library / script).stat().st_size > 10_000, library
+        assert (static / library / licence).read_text().strip(), f"{library} ships without its licence"
+    fonts = list((static / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2").glob("*.woff"))
+    assert len(fonts) >= 20, "MathJax's CHTML fonts are missing"
+
+
+def test_bertviz_views_are_read_from_the_notebook_outputs(tmp_path):
+    """The expectations of the browser check come from the stored outputs (so the check is honest)."""
+    params = {
+        "attention": [{"name": None, "attn": [[[[1.0]]]], "left_text": ["[CLS]"], "right_text": ["[CLS]"]}],
+        "default_filter": "0",
+        "root_div_id": "bertviz-0123456789abcdef0123456789abcdef",
+    }
+    script = "require.config({}); requirejs(['jquery', 'd3'], function ($, d3) { const params = " + json.dumps(params)
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_code_cell(
+            "head_view(...)",
+            outputs=[nbformat.v4.new_output("display_data", data={"application/javascript": script + "render()"})],
+        ),
+        nbformat.v4.new_code_cell(
+            "model_view(...)",
+            outputs=[nbformat.v4.new_output("display_data", data={"text/html": script + "renderThumbnail()"})],
+        ),
+    ]
+    path = tmp_path / "views.ipynb"
+    nbformat.write(notebook, path)
+    views = bertviz_views(path)
+    assert [(v.div_id, v.kind, v.left_tokens) for v in views] == [
+        (params["root_div_id"], "head", ["[CLS]"]),
+        (params["root_div_id"], "model", ["[CLS]"]),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------------
+# The browser
+
+
+@pytest.fixture(scope="session")
+def browser():
+    require = os.environ.get("BOOK_REQUIRE_BROWSER") == "1"
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        if require:
+            raise
+        pytest.skip(INSTALL_ADVICE.format(path=CHROMIUM) + " (Playwright is not installed)")
+    if not (CHROMIUM.exists() or shutil.which(str(CHROMIUM))):
+        if require:
+            pytest.fail(INSTALL_ADVICE.format(path=CHROMIUM))
+        pytest.skip(INSTALL_ADVICE.format(path=CHROMIUM))
+    playwright = sync_playwright().start()
+    browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS, headless=True)
+    yield browser
+    browser.close()
+    playwright.stop()
+
+
+@dataclass
+class Traffic:
+    """What a browser context asked for outside the local server."""
+
+    cdn: list[str] = field(default_factory=list)
+    aborted: list[str] = field(default_factory=list)
+
+
+def _is_local(url: str) -> bool:
+    return urlsplit(url).hostname in ("127.0.0.1", "localhost") or not url.startswith(("http:", "https:"))
+
+
+def _cdn_copy(url: str) -> Path | None:
+    url = url.split("?", 1)[0]
+    if url in CDN_COPIES:
+        return CDN_COPIES[url]
+    match = MATHJAX_CDN.match(url)
+    if match:
+        path = match["path"]
+        # the site ships MathJax's full TeX bundle; Sphinx's default URL names tex-mml-chtml.js
+        local = VENDORED / "mathjax" / ("tex-chtml-full.js" if re.fullmatch(r"tex-[\w-]+\.js", path) else path)
+        return local if local.is_file() else None
+    return None
+
+
+def _new_context(browser, mode: str):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    traffic = Traffic()
+
+    def handle(route) -> None:
+        url = route.request.url
+        if _is_local(url):
+            route.continue_()
+            return
+        copy = _cdn_copy(url) if mode == "online" else None
+        if copy is not None:
+            traffic.cdn.append(url)
+            route.fulfill(path=str(copy))
+        else:
+            traffic.aborted.append(url)
+            route.abort("internetdisconnected")
+
+    context.route("**/*", handle)
+    return context, traffic
+
+
+@pytest.fixture(scope="session")
+def contexts(browser):
+    made = {}
+
+    def get(mode: str):
+        if mode not in made:
+            made[mode] = _new_context(browser, mode)
+        return made[mode]
+
+    yield get
+    for context, _ in made.values():
+        context.close()
+
+
+# ---------------------------------------------------------------------------------------------------
+# One page, checked as a reader sees it
+
+WAIT_FOR_MATHJAX = """async () => {
+    if (window.MathJax && MathJax.startup && MathJax.startup.promise) { await MathJax.startup.promise; }
+}"""
+LOAD_IMAGES = """async () => {
+    const images = [...document.images];
+    images.forEach(img => { img.loading = "eager"; });
+    await Promise.all(images.map(img => img.complete ? null :
+        new Promise(resolve => { img.addEventListener("load", resolve); img.addEventListener("error", resolve); })));
+    return images.map(img => ({src: img.currentSrc || img.src, width: img.naturalWidth}));
+}"""
+MATH_STATE = """() => {
+    const math = [...document.querySelectorAll("span.math, div.math")];
+    return {
+        math: math.length,
+        unrendered: math.filter(m => !m.querySelector("mjx-container")).map(m => m.textContent.slice(0, 80)),
+        containers: document.querySelectorAll("mjx-container").length,
+        errors: [...document.querySelectorAll("mjx-merror")]
+            .map(e => e.getAttribute("data-mjx-error") || e.textContent),
+        mathjax: !!(window.MathJax && window.MathJax.version),
+    };
+}"""
+TOC_LINKS = """() => [...document.querySelectorAll(
+    "nav.bd-docs-nav a[href], .bd-toc-nav a[href], .prev-next-area a[href], .navbar-brand[href]")]
+    .map(a => a.href)"""
+CLICK_FIRST_THUMBNAIL = """(root) => {
+    const background = root.querySelector("svg .attn_background");
+    const rects = background.parentNode.querySelectorAll(":scope > rect");
+    rects[rects.length - 1].dispatchEvent(new MouseEvent("click", {bubbles: true}));
+}"""
+
+
+def _broken_toc_links(links: list[str], site: Path, base: str) -> list[str]:
+    broken = []
+    for link in links:
+        if not link.startswith(base):
+            continue  # the repository and launch buttons lead outside the site
+        parts = urlsplit(link)
+        path = site / unquote(parts.path.lstrip("/"))
+        if path.is_dir():
+            path = path / "index.html"
+        if not path.is_file():
+            broken.append(f"{link} (no such page)")
+        elif parts.fragment and unquote(parts.fragment) not in _ids_in(path):
+            broken.append(f"{link} (no such anchor)")
+    return broken
+
+
+def _check_bertviz(page, view: BertvizView) -> list[str]:
+    root = page.locator(f'div[id="{view.div_id}"][style]')
+    if root.count() != 1:
+        return [f"bertviz view {view.div_id} is not on the page"]
+    texts = root.locator("#vis svg text")
+    try:
+        texts.first.wait_for(state="attached", timeout=15_000)
+    except Exception:
+        return [f"bertviz {view.kind} view {view.div_id} drew nothing"]
+    expected = Counter(view.left_tokens + view.right_tokens)
+    if view.kind == "model":
+        labels = set(texts.all_text_contents())
+        if not {"Layers", "Heads"} <= labels:
+            return [f"bertviz model view {view.div_id} lacks its axis labels: {sorted(labels)}"]
+        root.evaluate(CLICK_FIRST_THUMBNAIL)
+        texts = root.locator("#vis svg .detail text.token")
+        texts.first.wait_for(state="attached", timeout=5_000)
+    drawn = Counter(texts.all_text_contents())
+    missing = expected - drawn
+    if missing:
+        return [f"bertviz {view.kind} view {view.div_id} did not draw the tokens {sorted(missing.elements())}"]
+    return []
+
+
+@pytest.mark.parametrize("mode", ["online", "offline"])
+@pytest.mark.parametrize("page_path", PAGES)
+def test_page_works_in_the_browser(contexts, site_server, page_path, mode):
+    context, traffic = contexts(mode)
+    cdn_before, aborted_before, missing_before = len(traffic.cdn), len(traffic.aborted), len(site_server.missing)
+    page = context.new_page()
+    console_errors: list[str] = []
+    page_errors: list[str] = []
+    page.on("console", lambda message: console_errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: page_errors.append(str(error)))
+    problems: list[str] = []
+    try:
+        page.goto(site_server.url + page_path, wait_until="load")
+        if page_path == "index.html":  # a redirect to the book's first page
+            page.wait_for_url(f"**/{toc_documents()[0]}.html", wait_until="load")
+        page.evaluate(WAIT_FOR_MATHJAX)
+
+        images = page.evaluate(LOAD_IMAGES)
+        problems += [f"image not loaded: {img['src']}" for img in images if img["width"] == 0]
+
+        math = page.evaluate(MATH_STATE)
+        if math["math"]:
+            if not math["mathjax"]:
+                problems.append(f"{math['math']} formulas but MathJax did not load")
+            problems += [f"formula not rendered by MathJax: {text!r}" for text in math["unrendered"]]
+            problems += [f"MathJax error: {error}" for error in math["errors"]]
+
+        problems += _broken_toc_links(page.evaluate(TOC_LINKS), site_server.root, site_server.url)
+
+        for number, view in enumerate(expected_views(page_path), start=1):
+            view_problems = _check_bertviz(page, view)
+            problems += view_problems
+            if not view_problems:
+                ARTIFACTS.mkdir(parents=True, exist_ok=True)
+                shot = ARTIFACTS / f"{mode}-{Path(page_path).stem}-bertviz-{number}.png"
+                page.locator(f'div[id="{view.div_id}"][style]').screenshot(path=str(shot))
+        shown = page.locator('div[id^="bertviz-"][style]').count()
+        if shown != len(expected_views(page_path)):
+            problems.append(f"{shown} bertviz views on the page, {len(expected_views(page_path))} in the notebook")
+
+        if is_chapter(page_path) and mode == "online":
+            # the top of the chapter as a reader first sees it (a full-page shot of a long chapter
+            # costs seconds; the bertviz views have their own shots above)
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / f"{Path(page_path).stem}.png"))
+    finally:
+        page.close()
+
+    problems += [f"console error: {text}" for text in console_errors]
+    problems += [f"page error: {text}" for text in page_errors]
+    problems += [f"not found on the local server: {path}" for path in site_server.missing[missing_before:]]
+    if mode == "online":
+        problems += [f"fetched from a CDN (the site should use its own copy): {u}" for u in traffic.cdn[cdn_before:]]
+    problems += [f"request outside the local server: {url}" for url in traffic.aborted[aborted_before:]]
+    assert not problems, f"{page_path} ({mode}):\n" + "\n".join(problems)
