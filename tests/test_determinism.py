@@ -1,0 +1,85 @@
+"""Each notebook gives the same checked outputs when run twice (scripts/check_determinism.py).
+
+Running the whole book twice takes about twice the notebooks' time, so the full check runs where
+BOOK_CHECK_DETERMINISM=1 (CI sets it) and is skipped otherwise; the comparison itself is tested here
+always.
+"""
+
+import os
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+import check_determinism  # noqa: E402
+
+NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
+PATTERNS = check_determinism.sanitize_patterns()
+
+
+def stream(text: str):
+    return new_output("stream", name="stdout", text=text)
+
+
+def run(*cells_outputs):
+    notebook = new_notebook()
+    notebook.cells = [new_code_cell(source, outputs=outputs) for source, outputs in cells_outputs]
+    return notebook
+
+
+def compare(first, second, images=False):
+    a = check_determinism.checked_outputs(first, PATTERNS, images)
+    b = check_determinism.checked_outputs(second, PATTERNS, images)
+    return check_determinism.differences(a, b, first)
+
+
+def test_a_changed_printed_number_is_a_difference():
+    first = run(("print(loss)", [stream("loss 0.123\n")]))
+    second = run(("print(loss)", [stream("loss 0.124\n")]))
+    found = compare(first, second)
+    assert len(found) == 1 and "cell 0 (print(loss))" in found[0] and "0.124" in found[0]
+
+
+def test_ignored_and_skipped_cells_are_not_compared():
+    for marker in ("# NBVAL_IGNORE_OUTPUT", "# NBVAL_SKIP"):
+        first = run((f"{marker}\ntrain()", [stream("took 1.0 s\n")]))
+        second = run((f"{marker}\ntrain()", [stream("took 2.5 s\n")]))
+        assert compare(first, second) == []
+    tagged = new_code_cell("train()", outputs=[stream("a\n")], metadata={"tags": ["nbval-ignore-output"]})
+    other = new_code_cell("train()", outputs=[stream("b\n")], metadata={"tags": ["nbval-ignore-output"]})
+    first, second = new_notebook(cells=[tagged]), new_notebook(cells=[other])
+    assert compare(first, second) == []
+
+
+def test_sanitized_parts_and_split_streams_are_not_differences():
+    first = run(("f", [stream("<Thing at 0x7f00aa>\n"), stream("done\n")]))
+    second = run(("f", [stream("<Thing at 0x7f99bb>\ndone\n")]))
+    assert compare(first, second) == []
+
+
+def test_figures_are_compared_only_on_request():
+    first = run(("plot()", [new_output("display_data", data={"image/png": "AAAA", "text/plain": "<Figure>"})]))
+    second = run(("plot()", [new_output("display_data", data={"image/png": "BBBB", "text/plain": "<Figure>"})]))
+    assert compare(first, second) == []
+    assert len(compare(first, second, images=True)) == 1
+
+
+def test_the_notebooks_are_found():
+    assert NOTEBOOKS, "no notebooks under book/"
+    for path in NOTEBOOKS:
+        assert nbformat.read(path, as_version=4).cells
+
+
+@pytest.mark.skipif(
+    os.environ.get("BOOK_CHECK_DETERMINISM") != "1",
+    reason="runs every notebook twice (minutes): set BOOK_CHECK_DETERMINISM=1 (CI does) "
+    "or run `python scripts/check_determinism.py`",
+)
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_a_notebook_gives_the_same_checked_outputs_twice(notebook):
+    found = check_determinism.check_notebook(notebook)
+    assert not found, f"{notebook.name} differs between two runs:\n" + "\n".join(found)
