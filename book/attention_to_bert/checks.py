@@ -78,6 +78,15 @@ class Checker:
 # --- Chapter 1: masked softmax and the scaled dot-product score ---
 
 
+def _call_for_tensor(checker: Checker, candidate: Callable[..., Any], *args: Any, case: str) -> Any:
+    """Like ``checker.call``, but a function that returns None without raising (a stub) is a problem too."""
+    problems_before = len(checker.problems)
+    result = checker.call(candidate, *args, case=case)
+    if result is None and len(checker.problems) == problems_before:
+        checker.expect(False, f"{case}: returned None; return a tensor (is the function body still `...`?)")
+    return result
+
+
 def _reference_masked_softmax(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     weights = torch.softmax(scores.double().masked_fill(mask, float("-inf")), dim=-1)
     return torch.nan_to_num(weights, nan=0.0)  # a fully masked row: 0/0 -> 0
@@ -149,13 +158,13 @@ def masked_softmax(candidate: Callable[[torch.Tensor, torch.Tensor], torch.Tenso
         ("large scores (up to about 1000)", 400 * scores, padding[:, None, :]),
     ]
     for case, case_scores, case_mask in cases:
-        actual = checker.call(candidate, case_scores.clone(), case_mask.clone(), case=case)
+        actual = _call_for_tensor(checker, candidate, case_scores.clone(), case_mask.clone(), case=case)
         if actual is not None:
             _diagnose_masked_softmax(checker, actual, case_scores, case_mask, case)
 
     case = "the gradient through a fully masked row"
     leaf = scores.clone().requires_grad_()
-    actual = checker.call(candidate, leaf, with_empty_row.clone(), case=case)
+    actual = _call_for_tensor(checker, candidate, leaf, with_empty_row.clone(), case=case)
     if isinstance(actual, torch.Tensor) and actual.shape == scores.shape and actual.requires_grad:
         try:
             (actual * torch.arange(5.0)).sum().backward()
@@ -186,7 +195,7 @@ def scaled_dot_score(candidate: Callable[[torch.Tensor, torch.Tensor], torch.Ten
         key = torch.randn(*key_shape, generator=generator)
         dot = query.double() @ key.double().transpose(-2, -1)
         d, n_k = query.shape[-1], key.shape[-2]
-        actual = checker.call(candidate, query.clone(), key.clone(), case=case)
+        actual = _call_for_tensor(checker, candidate, query.clone(), key.clone(), case=case)
         if actual is None:
             continue
         if not isinstance(actual, torch.Tensor) or actual.shape != dot.shape:
