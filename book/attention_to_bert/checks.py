@@ -450,3 +450,149 @@ def causal_mask(candidate: Callable[[int], torch.Tensor]) -> bool:
                 f"{case}: wrong mask; expected True exactly above the diagonal (j > i), got {actual.int().tolist()}",
             )
     return checker.report()
+
+
+# --- Chapter 3: one attention step of the seq2seq decoder ---
+
+
+def _reference_attention_step(
+    state: torch.Tensor, encoder_outputs: torch.Tensor, lengths: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    scores = torch.einsum("bd,bsd->bs", state, encoder_outputs)
+    padded = torch.arange(encoder_outputs.shape[1]) >= lengths[:, None]
+    weights = torch.softmax(scores.masked_fill(padded, float("-inf")), dim=-1)
+    return torch.einsum("bs,bsd->bd", weights, encoder_outputs), weights
+
+
+def attention_step(candidate: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], Any]) -> bool:
+    """Check ``candidate(state, encoder_outputs, lengths) -> (context, weights)``, one decoder step of dot attention.
+
+    ``state`` ``(batch, d)`` is the query s_{t-1}; ``encoder_outputs`` ``(batch, source_len, d)`` are keys and
+    values; ``lengths`` ``(batch,)`` the real source lengths (the rest is padding). Expected: ``weights``
+    ``(batch, source_len)`` = softmax over the real positions of s_{t-1} . h_j, exactly 0 on padding, and
+    ``context`` ``(batch, d)`` = sum_j weights_j h_j.
+    """
+    checker = Checker("attention_step")
+    generator = torch.Generator().manual_seed(3)
+    cases = [
+        ("3 sources of lengths 5, 2, 4 padded to 5", 3, 5, 4, [5, 2, 4]),
+        ("2 sources without padding", 2, 4, 3, [4, 4]),
+        ("a source of length 1 padded to 6", 1, 6, 2, [1]),
+    ]
+    for case, batch, source_len, size, lengths in cases:
+        state = torch.randn(batch, size, generator=generator, dtype=torch.float64)
+        outputs = torch.randn(batch, source_len, size, generator=generator, dtype=torch.float64)
+        lengths_tensor = torch.tensor(lengths)
+        for index, length in enumerate(lengths):
+            outputs[index, length:] = 0.0  # like the encoder's outputs at padded positions
+        result = checker.call(candidate, state.clone(), outputs.clone(), lengths_tensor.clone(), case=case)
+        if result is None:
+            continue
+        if not isinstance(result, tuple) or len(result) != 2:
+            checker.expect(False, f"{case}: expected a pair (context, weights), got {type(result).__name__}")
+            continue
+        context, weights = result
+        expected_context, expected_weights = _reference_attention_step(state, outputs, lengths_tensor)
+        shaped = isinstance(weights, torch.Tensor) and tuple(weights.shape) == (batch, source_len)
+        if shaped and weights.is_floating_point():
+            weights = weights.detach().double()
+            padded = torch.arange(source_len) >= lengths_tensor[:, None]
+            if padded.any() and not torch.isnan(weights).any() and weights[padded].abs().max() > 1e-6:
+                checker.expect(False, f"{case}: padded source positions get weight up to "
+                               f"{weights[padded].abs().max().item():.3g}; they must get exactly 0 "
+                               f"(mask the positions j >= length before the softmax)")
+                continue
+            sums = weights.sum(-1)
+            if not torch.isnan(weights).any() and not torch.allclose(sums, torch.ones_like(sums)):
+                checker.expect(False, f"{case}: the weights of a source do not sum to 1 (got "
+                               f"{[round(v, 3) for v in sums.tolist()]}); take the softmax over the source positions")
+                continue
+        if not checker.close(weights, expected_weights, f"{case}: weights"):
+            continue
+        checker.close(context, expected_context, f"{case}: context")
+    return checker.report()
+# --- Chapter 2: HAN's attention layer (context vector as the query) ---
+
+
+def _reference_han_attention(
+    values: torch.Tensor, padding_mask: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, context: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    keys = torch.tanh(values @ weight.T + bias)
+    scores = (keys @ context).masked_fill(padding_mask, torch.finfo(values.dtype).min)
+    weights = torch.softmax(scores, dim=-1).masked_fill(padding_mask, 0.0)
+    return (weights.unsqueeze(-1) * values).sum(dim=-2), weights
+
+
+def han_attention(candidate: Callable[..., Any]) -> bool:
+    """Check ``candidate(values, padding_mask, weight, bias, context) -> (pooled, weights)``.
+
+    ``values`` ``(batch, length, d)`` are the GRU states h_i, ``padding_mask`` ``(batch, length)`` is True
+    at padding, ``weight`` ``(a, d)`` and ``bias`` ``(a,)`` make the keys u_i = tanh(W h_i + b), and
+    ``context`` ``(a,)`` is the query u. Expected: weights ``(batch, length)`` = masked softmax of
+    u_i . u (zeros on padding and on fully padded rows), pooled ``(batch, d)`` = sum_i weights_i h_i.
+    """
+    checker = Checker("han_attention")
+    generator = torch.Generator().manual_seed(2)
+    cases = [
+        ("no padding", [5, 5, 5]),
+        ("sentences of different lengths", [5, 3, 1]),
+        ("a fully padded row (a padded sentence)", [4, 0, 2]),
+    ]
+    for case, lengths in cases:
+        batch, length, size, attention_size = len(lengths), max(lengths), 6, 4
+        values = torch.randn(batch, length, size, generator=generator, dtype=torch.float64)
+        padding_mask = torch.arange(length) >= torch.tensor(lengths)[:, None]
+        values = values.masked_fill(padding_mask.unsqueeze(-1), 0.0)
+        weight = torch.randn(attention_size, size, generator=generator, dtype=torch.float64)
+        bias = torch.randn(attention_size, generator=generator, dtype=torch.float64)
+        context = 2 * torch.randn(attention_size, generator=generator, dtype=torch.float64)
+        arguments = (values, padding_mask, weight, bias, context)
+        result = checker.call(candidate, *(a.clone() for a in arguments), case=case)
+        if result is None:
+            continue
+        if not isinstance(result, tuple) or len(result) != 2:
+            checker.expect(False, f"{case}: expected a pair (pooled, weights), got {type(result).__name__}")
+            continue
+        pooled, weights = result
+        expected_pooled, expected_weights = _reference_han_attention(*arguments)
+        if (
+            isinstance(weights, torch.Tensor)
+            and tuple(weights.shape) == (batch, length)
+            and weights.is_floating_point()
+        ):
+            weights = weights.detach().double()
+            if torch.isnan(weights).any():
+                checker.expect(
+                    False,
+                    f"{case}: the weights contain NaN; a fully padded row must get zeros "
+                    f"(mask with a large negative number, or zero the row after the softmax)",
+                )
+                continue
+            if padding_mask.any() and weights[padding_mask].abs().max() > 1e-6:
+                checker.expect(
+                    False,
+                    f"{case}: padded positions get weight up to "
+                    f"{weights[padding_mask].abs().max().item():.3g}; they must get exactly 0",
+                )
+                continue
+            sums = weights.sum(-1)
+            real = torch.tensor(lengths) > 0
+            if not torch.allclose(sums[real], torch.ones_like(sums[real])):
+                checker.expect(
+                    False,
+                    f"{case}: the weights of a row do not sum to 1 (got "
+                    f"{[round(v, 3) for v in sums.tolist()]}); take the softmax over the positions",
+                )
+                continue
+            scores_without_tanh = ((values @ weight.T + bias) @ context).masked_fill(padding_mask, -1e30)
+            without_tanh = torch.softmax(scores_without_tanh, -1).masked_fill(padding_mask, 0.0)
+            wrong = not torch.allclose(weights, expected_weights, atol=1e-5)
+            if wrong and torch.allclose(weights, without_tanh, atol=1e-5):
+                checker.expect(
+                    False, f"{case}: the weights match keys without the tanh; the keys are u_i = tanh(W h_i + b)"
+                )
+                continue
+        if not checker.close(weights, expected_weights, f"{case}: weights"):
+            continue
+        checker.close(pooled, expected_pooled, f"{case}: pooled (the weighted sum of the values h_i, not of the keys)")
+    return checker.report()

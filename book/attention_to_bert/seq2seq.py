@@ -1,0 +1,327 @@
+"""An RNN encoder–decoder with attention (Bahdanau et al., 2015; Luong et al., 2015), and without it.
+
+The encoder is a bidirectional GRU; its outputs ``h_1 .. h_S`` (one vector per source token) are the
+keys and the values of the attention, untransformed. At decoder step ``t`` the previous decoder state
+``s_{t-1}`` is the query; the context ``c_t = sum_j alpha_{t,j} h_j`` and the previous output token
+feed the GRU that computes the new state ``s_t``, and the output layer reads ``[s_t; c_t; e(y_{t-1})]``::
+
+    alpha_t = softmax_j score(s_{t-1}, h_j)          (padded source positions get weight 0)
+    c_t     = sum_j alpha_{t,j} h_j
+    s_t     = GRU([e(y_{t-1}); c_t], s_{t-1})
+    p(y_t)  = softmax(W_o [s_t; c_t; e(y_{t-1})])
+
+``score`` is ``"additive"`` (Bahdanau), ``"dot"`` or ``"general"`` (Luong), or ``None``: no attention,
+the context is then the same fixed vector at every step, the encoder's final states (Cho et al., 2014).
+Chapter 3 trains it on dates; chapter 6 trains it again to compare with the Transformer.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from attention_to_bert.attention import AdditiveScore, GeneralScore, attention, dot_score, padding_mask
+from attention_to_bert.data import BOS, EOS, Vocabulary, encode_pairs
+from attention_to_bert.training import train
+
+__all__ = [
+    "SCORES",
+    "Decoder",
+    "Encoder",
+    "Seq2Seq",
+    "exact_match",
+    "fit",
+    "greedy_decode",
+    "sequence_loss",
+    "translate",
+]
+
+SCORES = ("additive", "dot", "general", None)
+"""The attention scores a :class:`Seq2Seq` can use; ``None`` means no attention."""
+
+
+def _check_positive_int(name: str, value: object) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name} must be a positive int, got {value!r}")
+
+
+def _check_source(source: object, lengths: object) -> None:
+    if not isinstance(source, Tensor) or source.dtype != torch.long or source.dim() != 2:
+        got = type(source).__name__
+        if isinstance(source, Tensor):
+            got = f"{source.dtype} tensor of shape {tuple(source.shape)}"
+        raise TypeError(f"source must be a 2-D long tensor of token ids (batch, source_len), got {got}")
+    if not isinstance(lengths, Tensor) or lengths.dim() != 1 or lengths.shape[0] != source.shape[0]:
+        got = tuple(lengths.shape) if isinstance(lengths, Tensor) else type(lengths).__name__
+        raise ValueError(f"lengths must be a 1-D tensor of {source.shape[0]} source lengths, got {got}")
+    if lengths.numel() and (int(lengths.min()) < 1 or int(lengths.max()) > source.shape[1]):
+        raise ValueError(f"lengths must lie in 1..{source.shape[1]} (the source length), got {lengths.tolist()}")
+
+
+class Encoder(nn.Module):
+    """Bidirectional GRU over the source tokens: outputs ``(batch, source_len, 2 * hidden_size)``.
+
+    Padded positions are skipped (packed sequences), so the backward GRU starts at each source's last
+    real token and the outputs at padded positions are zero. ``final`` ``(batch, 2 * hidden_size)``
+    concatenates the last forward state and the last backward state (the one at the first token).
+    """
+
+    def __init__(self, vocab_size: int, embedding_size: int, hidden_size: int, pad_id: int = 0) -> None:
+        super().__init__()
+        for name, value in (("vocab_size", vocab_size), ("embedding_size", embedding_size),
+                            ("hidden_size", hidden_size)):
+            _check_positive_int(name, value)
+        self.hidden_size = hidden_size
+        self.embedding = nn.Embedding(vocab_size, embedding_size, padding_idx=pad_id)
+        self.rnn = nn.GRU(embedding_size, hidden_size, batch_first=True, bidirectional=True)
+
+    @property
+    def output_size(self) -> int:
+        return 2 * self.hidden_size
+
+    def forward(self, source: Tensor, lengths: Tensor) -> tuple[Tensor, Tensor]:
+        _check_source(source, lengths)
+        packed = nn.utils.rnn.pack_padded_sequence(
+            self.embedding(source), lengths.cpu(), batch_first=True, enforce_sorted=False
+        )
+        packed_outputs, final = self.rnn(packed)  # final: (2, batch, hidden), forward then backward
+        outputs, _ = nn.utils.rnn.pad_packed_sequence(packed_outputs, batch_first=True, total_length=source.shape[1])
+        return outputs, torch.cat([final[0], final[1]], dim=-1)
+
+
+class Decoder(nn.Module):
+    """A GRU decoder that attends over the encoder outputs at every step (or, with ``score=None``, does not).
+
+    ``step`` computes one output distribution; ``forward`` runs all steps with teacher forcing.
+    """
+
+    def __init__(self, vocab_size: int, embedding_size: int, hidden_size: int, encoder_size: int,
+                 score: str | None = "additive") -> None:
+        super().__init__()
+        for name, value in (("vocab_size", vocab_size), ("embedding_size", embedding_size),
+                            ("hidden_size", hidden_size), ("encoder_size", encoder_size)):
+            _check_positive_int(name, value)
+        if score not in SCORES:
+            raise ValueError(f"score must be one of {SCORES}, got {score!r}")
+        if score == "dot" and hidden_size != encoder_size:
+            raise ValueError(f"the dot score needs hidden_size == encoder_size, got {hidden_size} and {encoder_size}")
+        self.score_name = score
+        self.hidden_size = hidden_size
+        self.score: nn.Module | Callable[[Tensor, Tensor], Tensor] | None
+        if score == "additive":
+            self.score = AdditiveScore(hidden_size, encoder_size, hidden_size)
+        elif score == "general":
+            self.score = GeneralScore(hidden_size, encoder_size)
+        elif score == "dot":
+            self.score = dot_score
+        else:
+            self.score = None
+        self.embedding = nn.Embedding(vocab_size, embedding_size)
+        self.init_state = nn.Linear(encoder_size, hidden_size)
+        self.cell = nn.GRUCell(embedding_size + encoder_size, hidden_size)
+        self.output = nn.Linear(hidden_size + encoder_size + embedding_size, vocab_size)
+        self._projected_keys: tuple[Tensor, Tensor] | None = None
+
+    def start(self, encoder_final: Tensor) -> Tensor:
+        """The first decoder state ``s_0 = tanh(W_init h_final)``."""
+        return torch.tanh(self.init_state(encoder_final))
+
+    def context(self, state: Tensor, encoder_outputs: Tensor, encoder_final: Tensor,
+                source_mask: Tensor) -> tuple[Tensor, Tensor | None]:
+        """The context ``c_t`` ``(batch, encoder_size)`` for query ``state`` and its weights ``(batch, source_len)``."""
+        if self.score is None:
+            return encoder_final, None
+        # One query per sequence: (batch, 1, hidden) against keys = values = encoder outputs (batch, S, enc).
+        context, weights = attention(state.unsqueeze(1), encoder_outputs, encoder_outputs,
+                                     mask=source_mask.unsqueeze(1), score=self._step_score)
+        return context.squeeze(1), weights.squeeze(1)
+
+    def _step_score(self, query: Tensor, key: Tensor) -> Tensor:
+        """``self.score(query, key)``, reusing the additive score's key projection ``W_k h_j`` when it is cached.
+
+        The projection of the keys does not depend on the step, so Bahdanau et al. compute it once per
+        sentence; :meth:`forward` and :func:`greedy_decode` cache it in ``self._projected_keys``.
+        """
+        cached = getattr(self, "_projected_keys", None)
+        if isinstance(self.score, AdditiveScore) and cached is not None and cached[0] is key:
+            hidden = torch.tanh(self.score.query_projection(query).unsqueeze(-2) + cached[1].unsqueeze(-3))
+            return self.score.v(hidden).squeeze(-1)
+        return self.score(query, key)
+
+    def cache_keys(self, encoder_outputs: Tensor | None) -> None:
+        """Project the keys once for all steps (additive score only); ``None`` clears the cache."""
+        self._projected_keys = None
+        if encoder_outputs is not None and isinstance(self.score, AdditiveScore):
+            self._projected_keys = (encoder_outputs, self.score.key_projection(encoder_outputs))
+
+    def step(self, previous_token: Tensor, state: Tensor, encoder_outputs: Tensor, encoder_final: Tensor,
+             source_mask: Tensor) -> tuple[Tensor, Tensor, Tensor | None]:
+        """One decoder step: returns the logits ``(batch, vocab)``, the new state and the attention weights."""
+        context, weights = self.context(state, encoder_outputs, encoder_final, source_mask)
+        embedded = self.embedding(previous_token)
+        state = self.cell(torch.cat([embedded, context], dim=-1), state)
+        logits = self.output(torch.cat([state, context, embedded], dim=-1))
+        return logits, state, weights
+
+    def forward(self, target_in: Tensor, encoder_outputs: Tensor, encoder_final: Tensor,
+                source_mask: Tensor) -> tuple[Tensor, Tensor | None]:
+        """Teacher forcing: step ``t`` reads the true token ``target_in[:, t]``; returns logits ``(batch, T, vocab)``
+        and the attention weights ``(batch, T, source_len)`` (``None`` without attention)."""
+        state = self.start(encoder_final)
+        all_logits, all_weights = [], []
+        self.cache_keys(encoder_outputs)
+        try:
+            for t in range(target_in.shape[1]):
+                logits, state, weights = self.step(target_in[:, t], state, encoder_outputs, encoder_final, source_mask)
+                all_logits.append(logits)
+                all_weights.append(weights)
+        finally:
+            self.cache_keys(None)
+        stacked_weights = None if self.score is None else torch.stack(all_weights, dim=1)
+        return torch.stack(all_logits, dim=1), stacked_weights
+
+
+class Seq2Seq(nn.Module):
+    """Encoder–decoder for character sequences. ``score``: ``"additive"``, ``"dot"``, ``"general"`` or ``None``.
+
+    The encoder GRU has ``hidden_size`` units per direction, the decoder ``2 * hidden_size`` (so that the
+    dot score can compare its state with the encoder outputs directly).
+    """
+
+    def __init__(self, source_vocab: Vocabulary, target_vocab: Vocabulary, *, score: str | None = "additive",
+                 embedding_size: int = 32, hidden_size: int = 64) -> None:
+        super().__init__()
+        for name, vocab in (("source_vocab", source_vocab), ("target_vocab", target_vocab)):
+            if not isinstance(vocab, Vocabulary):
+                raise TypeError(f"{name} must be a Vocabulary, got {type(vocab).__name__}")
+        if BOS not in target_vocab or EOS not in target_vocab:
+            raise ValueError(f"target_vocab must contain {BOS} and {EOS}")
+        self.source_vocab, self.target_vocab = source_vocab, target_vocab
+        self.bos_id, self.eos_id, self.pad_id = target_vocab.stoi[BOS], target_vocab.stoi[EOS], target_vocab.pad_id
+        self.encoder = Encoder(len(source_vocab), embedding_size, hidden_size, pad_id=source_vocab.pad_id)
+        self.decoder = Decoder(len(target_vocab), embedding_size, 2 * hidden_size, self.encoder.output_size, score)
+
+    @property
+    def score(self) -> str | None:
+        return self.decoder.score_name
+
+    def encode(self, source: Tensor, lengths: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """Encoder outputs ``(batch, S, 2H)``, final state ``(batch, 2H)``, source padding mask ``(batch, S)``."""
+        outputs, final = self.encoder(source, lengths)
+        return outputs, final, padding_mask(lengths.to(source.device), source.shape[1])
+
+    def forward(self, source: Tensor, lengths: Tensor, target_in: Tensor) -> tuple[Tensor, Tensor | None]:
+        """Teacher-forced logits ``(batch, T, target_vocab)`` and attention weights ``(batch, T, S)`` (or None)."""
+        if not isinstance(target_in, Tensor) or target_in.dtype != torch.long or target_in.dim() != 2:
+            raise TypeError("target_in must be a 2-D long tensor of token ids (batch, target_len)")
+        if target_in.shape[0] != source.shape[0]:
+            raise ValueError(f"target_in has {target_in.shape[0]} rows but source has {source.shape[0]}")
+        outputs, final, mask = self.encode(source, lengths)
+        return self.decoder(target_in, outputs, final, mask)
+
+
+@torch.no_grad()
+def greedy_decode(
+    model: Seq2Seq, source: Tensor, lengths: Tensor, max_length: int = 20
+) -> tuple[Tensor, Tensor | None]:
+    """Decode greedily: at each step feed back the most likely token, until every row has made ``<eos>``.
+
+    Returns the token ids ``(batch, steps)`` (``<eos>`` included; after it, ``<pad>``) and the attention
+    weights ``(batch, steps, source_len)`` (``None`` without attention), with ``steps <= max_length``.
+    """
+    if not isinstance(model, Seq2Seq):
+        raise TypeError(f"model must be a Seq2Seq, got {type(model).__name__}")
+    _check_positive_int("max_length", max_length)
+    was_training = model.training
+    model.eval()
+    outputs, final, mask = model.encode(source, lengths)
+    decoder = model.decoder
+    state = decoder.start(final)
+    token = torch.full((source.shape[0],), model.bos_id, dtype=torch.long, device=source.device)
+    finished = torch.zeros(source.shape[0], dtype=torch.bool, device=source.device)
+    tokens, all_weights = [], []
+    decoder.cache_keys(outputs)
+    try:
+        for _ in range(max_length):
+            logits, state, weights = decoder.step(token, state, outputs, final, mask)
+            token = logits.argmax(dim=-1).masked_fill(finished, model.pad_id)
+            tokens.append(token)
+            if weights is not None:
+                all_weights.append(weights.masked_fill(finished.unsqueeze(1), 0.0))
+            finished = finished | (token == model.eos_id)
+            if finished.all():
+                break
+    finally:
+        decoder.cache_keys(None)
+        model.train(was_training)
+    return torch.stack(tokens, dim=1), (torch.stack(all_weights, dim=1) if all_weights else None)
+
+
+def sequence_loss(logits: Tensor, target_out: Tensor, pad_id: int = 0) -> Tensor:
+    """Mean cross-entropy of the predicted tokens, ignoring ``<pad>`` positions of ``target_out`` ``(batch, T)``."""
+    if logits.dim() != 3 or logits.shape[:2] != target_out.shape:
+        raise ValueError(f"logits (batch, T, vocab) must match target_out (batch, T), "
+                         f"got {tuple(logits.shape)} and {tuple(target_out.shape)}")
+    return F.cross_entropy(logits.flatten(0, 1), target_out.flatten(), ignore_index=pad_id)
+
+
+def exact_match(predicted: Sequence[str], expected: Sequence[str]) -> float:
+    """The fraction of predictions equal to the expected string, character for character."""
+    if len(predicted) != len(expected) or not expected:
+        raise ValueError(f"need two equally long, non-empty lists, got {len(predicted)} and {len(expected)} items")
+    return sum(p == e for p, e in zip(predicted, expected, strict=True)) / len(expected)
+
+
+def translate(model: Seq2Seq, sources: Sequence[str], max_length: int | None = None,
+              batch_size: int = 1000) -> list[str]:
+    """Greedy translations of the strings ``sources`` (characters in, characters out)."""
+    if isinstance(sources, str):
+        raise TypeError("sources must be a list of strings, not one string")
+    device = next(model.parameters()).device
+    results: list[str] = []
+    for begin in range(0, len(sources), batch_size):
+        chunk = list(sources[begin: begin + batch_size])
+        source, lengths, _ = encode_pairs([(s, "") for s in chunk], model.source_vocab, model.target_vocab)
+        steps = max_length if max_length is not None else int(lengths.max()) + 2
+        tokens, _ = greedy_decode(model, source.to(device), lengths.to(device), steps)
+        results += ["".join(model.target_vocab.decode(row.tolist())) for row in tokens]
+    return results
+
+
+def fit(model: Seq2Seq, pairs: Sequence[tuple[str, str]], *, epochs: int = 10, batch_size: int = 128,
+        lr: float = 3e-3, seed: int = 0, log_every: int = 0,
+        evaluate: Callable[[nn.Module], float] | None = None) -> tuple[list[float], float]:
+    """Train ``model`` with teacher forcing on (source, target) string pairs with Adam.
+
+    Each epoch visits the pairs in a new seeded order, in batches trimmed to their longest source.
+    Returns the loss of every step and the seconds it took.
+    """
+    _check_positive_int("epochs", epochs)
+    _check_positive_int("batch_size", batch_size)
+    device = next(model.parameters()).device
+    source, lengths, target = encode_pairs(pairs, model.source_vocab, model.target_vocab)
+    generator = torch.Generator().manual_seed(seed)
+
+    def batches():
+        order = torch.randperm(len(pairs), generator=generator)
+        for begin in range(0, len(order), batch_size):
+            index = order[begin: begin + batch_size]
+            batch_lengths = lengths[index]
+            longest = int(batch_lengths.max())
+            target_len = int((target[index] != model.pad_id).sum(1).max())
+            yield (source[index, :longest].to(device), batch_lengths.to(device),
+                   target[index, :target_len].to(device))
+
+    def loss_fn(model, batch):
+        batch_source, batch_lengths, batch_target = batch
+        logits, _ = model(batch_source, batch_lengths, batch_target[:, :-1])
+        return sequence_loss(logits, batch_target[:, 1:], model.pad_id)
+
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    start = time.perf_counter()
+    losses = train(model, batches, loss_fn, optimizer, epochs=epochs, log_every=log_every, evaluate=evaluate)
+    return losses, time.perf_counter() - start

@@ -1,0 +1,196 @@
+"""Tests of seq2seq.py: shapes, the source padding mask, the scores, greedy decoding and clear errors."""
+
+import pytest
+import torch
+
+from attention_to_bert import set_seed
+from attention_to_bert.attention import AdditiveScore, masked_softmax
+from attention_to_bert.data import EOS, date_vocabularies, encode_pairs, make_digit_strings
+from attention_to_bert.seq2seq import (
+    Decoder,
+    Encoder,
+    Seq2Seq,
+    exact_match,
+    fit,
+    greedy_decode,
+    sequence_loss,
+    translate,
+)
+
+PAIRS = [("3 jun 2004", "2004-06-03"), ("sunday, july 8, 2035", "2035-07-08"), ("10.03.2037", "2037-03-10")]
+
+
+@pytest.fixture
+def vocabs():
+    return date_vocabularies()
+
+
+def model_for(vocabs, score="additive", seed=0):
+    set_seed(seed)
+    return Seq2Seq(*vocabs, score=score, embedding_size=8, hidden_size=6).double().eval()
+
+
+@pytest.mark.parametrize("score", ["additive", "dot", "general", None])
+def test_shapes_of_teacher_forcing(vocabs, score):
+    model = model_for(vocabs, score)
+    source, lengths, target = encode_pairs(PAIRS, *vocabs)
+    logits, weights = model(source, lengths, target[:, :-1])
+    assert logits.shape == (3, 11, len(vocabs[1]))
+    if score is None:
+        assert weights is None
+    else:
+        assert weights.shape == (3, 11, 20)
+        torch.testing.assert_close(weights.sum(-1), torch.ones(3, 11, dtype=torch.float64))
+
+
+def test_encoder_ignores_padding(vocabs):
+    set_seed(0)
+    encoder = Encoder(len(vocabs[0]), 8, 5).double()
+    source, lengths, _ = encode_pairs(PAIRS, *vocabs)
+    outputs, final = encoder(source, lengths)
+    assert outputs.shape == (3, 20, 10) and final.shape == (3, 10)
+    assert (outputs[0, 10:] == 0).all() and (outputs[0, :10] != 0).any(dim=-1).all()
+    alone, alone_final = encoder(source[:1, :10], lengths[:1])  # the same sentence without padding
+    torch.testing.assert_close(outputs[0, :10], alone[0])
+    torch.testing.assert_close(final[0], alone_final[0])
+    # final = [last forward state, backward state at the first token]
+    torch.testing.assert_close(final[0], torch.cat([alone[0, -1, :5], alone[0, 0, 5:]]))
+
+
+@pytest.mark.parametrize("score", ["additive", "dot", "general"])
+def test_padded_source_positions_get_zero_attention_and_change_nothing(vocabs, score):
+    model = model_for(vocabs, score)
+    source, lengths, target = encode_pairs(PAIRS, *vocabs)
+    logits, weights = model(source, lengths, target[:, :-1])
+    for row, length in enumerate(lengths.tolist()):
+        assert (weights[row, :, length:] == 0).all()
+        assert (weights[row, :, :length] > 0).all()
+    # the first pair on its own (no padding at all) gives the same logits and weights
+    alone_logits, alone_weights = model(source[:1, :10], lengths[:1], target[:1, :-1])
+    torch.testing.assert_close(logits[0], alone_logits[0])
+    torch.testing.assert_close(weights[0, :, :10], alone_weights[0])
+
+
+def test_attention_step_matches_the_formula(vocabs):
+    """alpha_t = softmax_j(s_{t-1} . h_j) over the real positions, c_t = sum_j alpha_tj h_j (dot score)."""
+    model = model_for(vocabs, "dot")
+    source, lengths, _ = encode_pairs(PAIRS, *vocabs)
+    outputs, final, mask = model.encode(source, lengths)
+    state = torch.randn(3, 12, dtype=torch.float64)
+    context, weights = model.decoder.context(state, outputs, final, mask)
+    for row, length in enumerate(lengths.tolist()):
+        expected = torch.softmax(outputs[row, :length] @ state[row], dim=0)
+        torch.testing.assert_close(weights[row, :length], expected)
+        torch.testing.assert_close(context[row], expected @ outputs[row, :length])
+
+
+def test_cached_additive_keys_give_the_same_scores(vocabs):
+    model = model_for(vocabs, "additive")
+    decoder = model.decoder
+    assert isinstance(decoder.score, AdditiveScore)
+    keys = torch.randn(3, 7, 12, dtype=torch.float64)
+    query = torch.randn(3, 1, 12, dtype=torch.float64)
+    plain = decoder._step_score(query, keys)
+    decoder.cache_keys(keys)
+    cached = decoder._step_score(query, keys)
+    decoder.cache_keys(None)
+    torch.testing.assert_close(cached, plain)
+    torch.testing.assert_close(plain, decoder.score(query, keys))
+    mask = torch.tensor([[False] * 7, [False] * 3 + [True] * 4, [True] * 7])[:, None, :]
+    assert torch.equal(masked_softmax(cached, mask)[2], torch.zeros(1, 7, dtype=torch.float64))
+
+
+def test_without_attention_the_context_is_the_encoder_final_state(vocabs):
+    model = model_for(vocabs, None)
+    source, lengths, _ = encode_pairs(PAIRS, *vocabs)
+    outputs, final, mask = model.encode(source, lengths)
+    context, weights = model.decoder.context(torch.zeros(3, 12, dtype=torch.float64), outputs, final, mask)
+    assert weights is None and torch.equal(context, final)
+
+
+@pytest.mark.parametrize("score", ["additive", None])
+def test_greedy_decode_agrees_with_teacher_forcing_on_its_own_output(vocabs, score):
+    model = model_for(vocabs, score, seed=1)
+    source, lengths, _ = encode_pairs(PAIRS, *vocabs)
+    tokens, weights = greedy_decode(model, source, lengths, max_length=6)
+    assert tokens.shape == (3, 6)  # an untrained model rarely stops: max_length caps it
+    bos = torch.full((3, 1), model.bos_id)
+    logits, forced_weights = model(source, lengths, torch.cat([bos, tokens[:, :-1]], dim=1))
+    assert torch.equal(logits.argmax(-1), tokens)
+    if score is None:
+        assert weights is None
+    else:
+        assert weights.shape == (3, 6, 20)
+        torch.testing.assert_close(weights, forced_weights)
+
+
+def test_greedy_decode_stops_at_eos_and_pads_after_it(vocabs):
+    model = model_for(vocabs, "additive")
+    eos = model.eos_id
+    with torch.no_grad():  # make the output layer say <eos> for the first row only: bias on its embedding
+        model.decoder.output.weight.zero_()
+        model.decoder.output.bias.zero_()
+        model.decoder.output.bias[vocabs[1].stoi["7"]] = 1.0
+    source, lengths, _ = encode_pairs(PAIRS, *vocabs)
+    tokens, _ = greedy_decode(model, source, lengths, max_length=4)
+    assert tokens.shape == (3, 4) and (tokens == vocabs[1].stoi["7"]).all()
+    with torch.no_grad():
+        model.decoder.output.bias[eos] = 2.0
+    tokens, weights = greedy_decode(model, source, lengths, max_length=9)
+    assert tokens.shape == (3, 1) and (tokens == eos).all()
+    assert translate(model, [s for s, _ in PAIRS]) == ["", "", ""]
+    assert vocabs[1].itos[eos] == EOS
+
+
+def test_fit_lowers_the_loss_and_learns_a_tiny_copy_task(vocabs):
+    set_seed(0)
+    digits = vocabs[1]  # digits are in both alphabets
+    model = Seq2Seq(digits, digits, score="dot", embedding_size=8, hidden_size=16)
+    pairs = make_digit_strings(256, 2, 3, seed=0, reverse=False)
+    losses, seconds = fit(model, pairs, epochs=25, batch_size=64, lr=1e-2)
+    assert len(losses) == 100 and seconds > 0
+    assert sum(losses[-10:]) / 10 < 0.5 * sum(losses[:10]) / 10
+    predicted = translate(model, [s for s, _ in pairs[:50]])
+    assert exact_match(predicted, [t for _, t in pairs[:50]]) > 0.5
+
+
+def test_sequence_loss_ignores_padding():
+    logits = torch.randn(2, 3, 5)
+    target = torch.tensor([[1, 2, 0], [3, 0, 0]])
+    expected = torch.nn.functional.cross_entropy(
+        torch.stack([logits[0, 0], logits[0, 1], logits[1, 0]]), torch.tensor([1, 2, 3])
+    )
+    torch.testing.assert_close(sequence_loss(logits, target), expected)
+    with pytest.raises(ValueError, match="must match target_out"):
+        sequence_loss(logits, target[:, :2])
+
+
+def test_exact_match():
+    assert exact_match(["2001-01-01", "2001-01-02"], ["2001-01-01", "2001-01-03"]) == 0.5
+    with pytest.raises(ValueError, match="equally long"):
+        exact_match(["a"], ["a", "b"])
+
+
+def test_bad_arguments_give_clear_errors(vocabs):
+    with pytest.raises(ValueError, match="score must be one of"):
+        Seq2Seq(*vocabs, score="cosine")
+    with pytest.raises(ValueError, match="dot score needs hidden_size == encoder_size"):
+        Decoder(10, 4, 8, 6, score="dot")
+    with pytest.raises(ValueError, match="hidden_size must be a positive int"):
+        Seq2Seq(*vocabs, hidden_size=0)
+    with pytest.raises(TypeError, match="target_vocab must be a Vocabulary"):
+        Seq2Seq(vocabs[0], "0123456789-")
+    model = model_for(vocabs)
+    source, lengths, target = encode_pairs(PAIRS, *vocabs)
+    with pytest.raises(TypeError, match="source must be a 2-D long tensor"):
+        model(source.float(), lengths, target)
+    with pytest.raises(ValueError, match=r"lengths must lie in 1..20"):
+        model(source, torch.tensor([10, 21, 10]), target)
+    with pytest.raises(ValueError, match="lengths must be a 1-D tensor of 3 source lengths"):
+        model(source, lengths[:2], target)
+    with pytest.raises(ValueError, match="target_in has 2 rows but source has 3"):
+        model(source, lengths, target[:2])
+    with pytest.raises(ValueError, match="max_length must be a positive int"):
+        greedy_decode(model, source, lengths, max_length=0)
+    with pytest.raises(TypeError, match="sources must be a list of strings"):
+        translate(model, "3 jun 2004")
