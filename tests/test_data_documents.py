@@ -5,8 +5,10 @@ import torch
 
 from attention_to_bert.data import (
     DOCUMENT_LABELS,
+    MOVIE_ASPECTS,
     NEGATIONS,
     NEGATIVE_WORDS,
+    OFF_TOPIC_THINGS,
     POSITIVE_WORDS,
     Document,
     document_splits,
@@ -38,7 +40,8 @@ def _polarity(document: Document, sentence_index: int) -> int:
     words = [document.sentences[s][w] for s, w in document.deciding_words if s == sentence_index]
     sentiment = [word for word in words if word in POSITIVE_WORDS or word in NEGATIVE_WORDS]
     negated = any(word in NEGATIONS for word in words)
-    assert len(sentiment) == 1 and len(words) == 1 + negated
+    assert len(sentiment) == 1 and len(words) == 2 + negated and words[-1] in MOVIE_ASPECTS
+    assert not any(word in OFF_TOPIC_THINGS for word in document.sentences[sentence_index])
     return int((sentiment[0] in POSITIVE_WORDS) != negated)
 
 
@@ -51,12 +54,13 @@ def test_the_deciding_words_decide_the_label():
 
 
 def test_off_topic_opinions_carry_no_signal_so_bag_of_words_is_fooled():
-    # Sentiment words outside the deciding sentences agree with the label only by chance.
+    # The same sentiment words outside the deciding sentences agree with the label only by chance.
     agree = total = 0
     for document in make_documents(1000, seed=2):
         for index, sentence in enumerate(document.sentences):
             if index in document.deciding_sentences:
                 continue
+            assert not any(word in MOVIE_ASPECTS for word in sentence)
             for word in sentence:
                 if word in POSITIVE_WORDS or word in NEGATIVE_WORDS:
                     total += 1
@@ -66,7 +70,7 @@ def test_off_topic_opinions_carry_no_signal_so_bag_of_words_is_fooled():
 
 def test_splits_are_fixed_and_sized():
     train, test = document_splits(seed=0)
-    assert len(train) == 3000 and len(test) == 1000
+    assert len(train) == 2000 and len(test) == 1000
     assert document_splits(seed=0) == (train, test)
     small_train, small_test = document_splits(seed=0, num_train=10, num_test=5)
     assert small_train == train[:10] and len(small_test) == 5
@@ -82,8 +86,10 @@ def test_vocabulary_covers_every_generated_word():
 def test_encode_pads_words_and_sentences_and_masks_them():
     vocabulary = document_vocabulary()
     documents = [
-        Document([["the", "movie", "was", "good"], ["we", "took", "the", "bus", "on", "friday"]], 1, [0], [(0, 3)]),
-        Document([["the", "plot", "was", "dull"]], 0, [0], [(0, 3)]),
+        Document(
+            [["what", "a", "good", "movie"], ["we", "took", "the", "train", "at", "nine"]], 1, [0], [(0, 2), (0, 3)]
+        ),
+        Document([["what", "a", "dull", "plot"]], 0, [0], [(0, 2), (0, 3)]),
     ]
     batch = encode_documents(documents, vocabulary)
     assert batch.word_ids.shape == (2, 2, 6) and batch.word_ids.dtype == torch.long
@@ -118,8 +124,22 @@ def test_make_documents_rejects_bad_arguments():
         make_documents(5, seed="0")
     with pytest.raises(ValueError, match="min_sentences <= max_sentences"):
         make_documents(5, seed=0, min_sentences=6, max_sentences=5)
+    with pytest.raises(ValueError, match="max_off_topic must be an int >= 0"):
+        make_documents(5, seed=0, max_off_topic=-1)
+
+
+def test_longer_and_crowded_documents_keep_their_promises():
+    for document in make_documents(100, seed=3, min_sentences=12, max_sentences=16):
+        assert 12 <= len(document.sentences) <= 16 and 1 <= len(document.deciding_sentences) <= 2
+    crowded = make_documents(200, seed=4, min_sentences=8, max_sentences=8, max_off_topic=6)
+    assert all(len(document.sentences) == 8 for document in crowded)
+    off_topic = [
+        sum(any(word in OFF_TOPIC_THINGS for word in sentence) for sentence in document.sentences)
+        for document in crowded
+    ]
+    assert max(off_topic) == 6 and sum(off_topic) / len(off_topic) > 2.5
 
 
 def test_text_ends_sentences_with_full_stops():
-    document = Document([["the", "movie", "was", "good"], ["we", "left"]], 1, [0], [(0, 3)])
-    assert document.text == "the movie was good . we left ."
+    document = Document([["what", "a", "good", "movie"], ["we", "left"]], 1, [0], [(0, 2), (0, 3)])
+    assert document.text == "what a good movie . we left ."

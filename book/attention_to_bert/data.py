@@ -126,33 +126,35 @@ def regression_data(
 DOCUMENT_LABELS = ("negative", "positive")
 """Names of the document labels: label 0 is negative, label 1 is positive."""
 
-# The sentiment words, and the negations that flip them ("not boring" is positive).
+# Sentiment words (they judge the movie and other things alike) and the negations that flip them:
+# "a never boring plot" is positive.
 POSITIVE_WORDS = (
     "good", "great", "excellent", "wonderful", "brilliant", "superb",
-    "enjoyable", "moving", "clever", "charming", "beautiful", "gripping",
+    "lovely", "charming", "fine", "terrific", "decent", "delightful",
 )
 NEGATIVE_WORDS = (
     "bad", "awful", "terrible", "boring", "dull", "weak",
-    "poor", "tedious", "messy", "bland", "silly", "predictable",
+    "poor", "dreadful", "messy", "bland", "horrible", "lousy",
 )
 NEGATIONS = ("not", "never", "hardly")
 _INTENSIFIERS = ("really", "very", "truly", "quite", "rather")
-_MOVIE_ASPECTS = (
+# What an opinion is about: the movie (it decides the label) or something else (it does not).
+MOVIE_ASPECTS = (
     "movie", "film", "plot", "acting", "story", "script",
     "ending", "cast", "dialogue", "soundtrack", "director", "camera",
 )
-_OFF_TOPIC_THINGS = (
+OFF_TOPIC_THINGS = (
     "popcorn", "parking", "weather", "queue", "bus", "traffic",
     "coffee", "heating", "restaurant", "dinner", "hotel", "weekend",
 )
-# Opinion frames: "{aspect}" is a noun, "{opinion}" an optional intensifier, negation and sentiment word.
+# Opinion frames: "{opinion}" is an optional intensifier or negation and a sentiment word, "{thing}" a noun.
 _OPINION_FRAMES = (
-    "the {thing} was {opinion}",
-    "overall the {thing} was {opinion}",
-    "i thought the {thing} was {opinion}",
-    "honestly the {thing} felt {opinion}",
-    "to be fair the {thing} is {opinion}",
-    "in my view the {thing} was {opinion}",
+    "it had a {opinion} {thing}",  # the word before "{opinion}" is always the article
+    "what a {opinion} {thing}",
+    "they gave us a {opinion} {thing}",
+    "honestly a {opinion} {thing}",
+    "overall a {opinion} {thing} for sure",
+    "we got a {opinion} {thing} this time",
 )
 # Neutral filler, built from parts: who, what, when.
 _FILLER_WHO = (
@@ -177,9 +179,10 @@ class Document:
 
     ``label`` is 1 (positive) or 0 (negative), see ``DOCUMENT_LABELS``. ``deciding_sentences`` lists the
     indices of the sentences that give an opinion about the movie (they decide the label; all agree).
-    ``deciding_words`` lists ``(sentence index, word index)`` of the sentiment word and, if present, the
-    negation in each deciding sentence. Other sentences are neutral filler or opinions about off-topic
-    things (popcorn, parking, ...), which do not count.
+    ``deciding_words`` lists ``(sentence index, word index)`` of the words that carry the opinion in
+    each deciding sentence: the negation if present, the sentiment word and the movie noun it judges
+    ("never boring plot"). Other sentences are neutral filler or opinions about off-topic things
+    ("a great dinner"), which do not count.
     """
 
     sentences: list[list[str]]
@@ -198,18 +201,24 @@ class Document:
         return DOCUMENT_LABELS[self.label]
 
 
-def _opinion_sentence(rng: random.Random, thing: str, positive: bool) -> tuple[list[str], list[int]]:
-    """An opinion about ``thing`` with the given polarity; returns the words and the deciding positions."""
+def _opinion_sentence(rng: random.Random, positive: bool, on_topic: bool) -> tuple[list[str], list[int]]:
+    """An opinion of the given polarity about the movie or an off-topic thing; returns the words and the
+    positions of its negation (if any), sentiment word and noun."""
     negated = rng.random() < 0.35
-    # A negation flips the polarity: "not boring" is positive, "never good" is negative.
+    # A negation flips the polarity: "a never boring plot" is positive, "a hardly good film" negative.
     word = rng.choice(POSITIVE_WORDS if positive != negated else NEGATIVE_WORDS)
-    intensifier = [rng.choice(_INTENSIFIERS)] if rng.random() < 0.3 else []
-    opinion = intensifier + ([rng.choice(NEGATIONS)] if negated else [])
+    thing = rng.choice(MOVIE_ASPECTS if on_topic else OFF_TOPIC_THINGS)
+    if negated:
+        opinion = [rng.choice(NEGATIONS)]
+    else:
+        opinion = [rng.choice(_INTENSIFIERS)] if rng.random() < 0.3 else []
     frame = rng.choice(_OPINION_FRAMES).split()
     at = frame.index("{opinion}")
-    words = [thing if part == "{thing}" else part for part in frame[:at]] + opinion + [word] + frame[at + 1 :]
-    deciding = [at + len(opinion)] + ([at + len(opinion) - 1] if negated else [])
-    return words, sorted(deciding)
+    words = frame[:at] + opinion + [word, thing] + frame[at + 2 :]
+    if (opinion + [word])[0][0] in "aeiou":
+        words[at - 1] = "an"  # "an awful plot", "an excellent film"
+    first = at if negated else at + len(opinion)
+    return words, list(range(first, at + len(opinion) + 2))
 
 
 def _filler_sentence(rng: random.Random) -> list[str]:
@@ -220,41 +229,42 @@ def _filler_sentence(rng: random.Random) -> list[str]:
 
 
 def make_documents(
-    num_documents: int, seed: int, min_sentences: int = 4, max_sentences: int = 8
+    num_documents: int, seed: int, min_sentences: int = 4, max_sentences: int = 8, max_off_topic: int = 3
 ) -> list[Document]:
     """Generate ``num_documents`` short movie reviews, half positive and half negative on average.
 
     Each review has ``min_sentences``..``max_sentences`` sentences of 4 to 9 words: one or two opinions
     about the movie (they decide the label and agree with each other; a third of them are negated, as
-    in "the plot was not boring"), up to two opinions of random polarity about off-topic things (a
-    trap for bag-of-words models) and neutral filler. The same ``seed`` gives the same documents.
+    in "it had a never boring plot"), up to ``max_off_topic`` opinions of random polarity about off-topic things ("what
+    a lovely dinner": the same sentiment words, but they do not count) and neutral filler. The same
+    ``seed`` gives the same documents.
     """
     if not isinstance(num_documents, int) or num_documents < 1:
         raise ValueError(f"num_documents must be a positive int, got {num_documents!r}")
     if not isinstance(seed, int):
         raise TypeError(f"seed must be an int, got {type(seed).__name__}")
-    if not 3 <= min_sentences <= max_sentences:
-        raise ValueError(
-            f"need 3 <= min_sentences <= max_sentences (room for the opinions), got {min_sentences} and {max_sentences}"
-        )
+    if not 2 <= min_sentences <= max_sentences:
+        raise ValueError(f"need 2 <= min_sentences <= max_sentences, got {min_sentences} and {max_sentences}")
+    if not isinstance(max_off_topic, int) or max_off_topic < 0:
+        raise ValueError(f"max_off_topic must be an int >= 0, got {max_off_topic!r}")
     rng = random.Random(seed)
     documents = []
     for _ in range(num_documents):
         label = rng.randrange(2)
         num_sentences = rng.randint(min_sentences, max_sentences)
         num_deciding = rng.choice((1, 1, 2))
-        num_off_topic = rng.choice((0, 1, 1, 2))
+        num_off_topic = min(rng.randint(0, max_off_topic), num_sentences - num_deciding)
         kinds = ["deciding"] * num_deciding + ["off_topic"] * num_off_topic
         kinds += ["filler"] * (num_sentences - len(kinds))
         rng.shuffle(kinds)
         sentences, deciding_sentences, deciding_words = [], [], []
         for index, kind in enumerate(kinds):
             if kind == "deciding":
-                words, positions = _opinion_sentence(rng, rng.choice(_MOVIE_ASPECTS), positive=label == 1)
+                words, positions = _opinion_sentence(rng, positive=label == 1, on_topic=True)
                 deciding_sentences.append(index)
                 deciding_words.extend((index, position) for position in positions)
             elif kind == "off_topic":
-                words, _ = _opinion_sentence(rng, rng.choice(_OFF_TOPIC_THINGS), positive=rng.random() < 0.5)
+                words, _ = _opinion_sentence(rng, positive=rng.random() < 0.5, on_topic=False)
             else:
                 words = _filler_sentence(rng)
             sentences.append(words)
@@ -263,7 +273,7 @@ def make_documents(
 
 
 def document_splits(
-    seed: int = 0, num_train: int = 3000, num_test: int = 1000
+    seed: int = 0, num_train: int = 2000, num_test: int = 1000
 ) -> tuple[list[Document], list[Document]]:
     """The fixed train and test documents of chapter 2 (chapter 7 reuses them): ``(train, test)``.
 
@@ -276,8 +286,8 @@ def document_splits(
 
 def document_vocabulary() -> Vocabulary:
     """Every word the document generator can produce, plus the special tokens (``<pad>`` is id 0)."""
-    words: set[str] = set()
-    for group in (POSITIVE_WORDS, NEGATIVE_WORDS, NEGATIONS, _INTENSIFIERS, _MOVIE_ASPECTS, _OFF_TOPIC_THINGS):
+    words = {"an"}
+    for group in (POSITIVE_WORDS, NEGATIVE_WORDS, NEGATIONS, _INTENSIFIERS, MOVIE_ASPECTS, OFF_TOPIC_THINGS):
         words.update(group)
     for phrase in (*_OPINION_FRAMES, *_FILLER_WHO, *_FILLER_WHAT, *_FILLER_WHEN):
         words.update(word for word in phrase.split() if not word.startswith("{"))
@@ -545,8 +555,8 @@ _STORY_WORLDS = {
                  verbs=("feed", "chase", "watch", "follow", "wash"),
                  intransitive=("sleep", "eat", "run", "wait"), adjectives=("old", "brown", "muddy", "lazy"),
                  places=("barn", "field", "yard")),
-    "sea": dict(nouns=("sailor", "fish", "crab", "whale", "gull", "captain"),
-                 verbs=("catch", "pull", "find", "carry", "greet"),
+    "sea": dict(nouns=("sailor", "seal", "crab", "whale", "gull", "captain"),
+                 verbs=("catch", "pull", "find", "hold", "greet"),
                 intransitive=("swim", "float", "sing", "rest"), adjectives=("wet", "blue", "tired", "small"),
                 places=("harbour", "bay", "ship")),
     "school": dict(nouns=("teacher", "student", "pupil", "friend", "parent", "tutor"),
@@ -628,7 +638,7 @@ def pretraining_corpus(num_stories: int = 3000, num_reviews: int = 1500, seed: i
     """
     stories = make_stories(num_stories, seed=seed)
     reviews = [[[*sentence, "."] for sentence in document.sentences]
-               for document in make_documents(num_reviews, seed=seed + 7_000_000)]
+               for document in (make_documents(num_reviews, seed=seed + 7_000_000) if num_reviews else [])]
     return stories + reviews
 
 

@@ -122,3 +122,79 @@ def head_grid(
     if title:
         fig.suptitle(title)
     return fig
+def document_attention(
+    sentences: Sequence[Sequence[str]],
+    sentence_weights,
+    word_weights,
+    *,
+    title: str | None = None,
+    ax: Axes | None = None,
+    scale_words_by_sentence: bool = True,
+    underline: Sequence[tuple[int, int]] = (),
+) -> Axes:
+    """Draw a document as text, the way the HAN paper shows attention (Yang et al., 2016, figure 5).
+
+    Each sentence is one line: a red bar on the left shows its sentence weight, and each word's
+    background is blue with a strength given by its word weight. With ``scale_words_by_sentence``
+    the word weights are multiplied by the square root of their sentence weight (as in the paper), so
+    that important words in unimportant sentences stay pale. ``sentence_weights`` has one entry per
+    sentence (extra padded entries are ignored) and ``word_weights`` one row per sentence.
+    ``underline`` lists ``(sentence, word)`` positions to underline (for example the words known to
+    decide the label). Returns the Axes.
+    """
+    sentence_array = _as_matrix(sentence_weights).reshape(-1)
+    word_array = _as_matrix(word_weights)
+    if word_array.ndim != 2:
+        raise ValueError(f"word_weights must be 2-D (sentences, words), got shape {tuple(word_array.shape)}")
+    if len(sentence_array) < len(sentences) or word_array.shape[0] < len(sentences):
+        raise ValueError(
+            f"{len(sentences)} sentences need at least {len(sentences)} sentence weights and word-weight rows, "
+            f"got {len(sentence_array)} and {word_array.shape[0]}"
+        )
+    longest = max((len(sentence) for sentence in sentences), default=0)
+    if word_array.shape[1] < longest:
+        raise ValueError(f"word_weights has {word_array.shape[1]} columns but a sentence has {longest} words")
+    shown = word_array[: len(sentences)] * (
+        np.sqrt(sentence_array[: len(sentences), None]) if scale_words_by_sentence else 1.0
+    )
+    top = float(shown.max()) if shown.size and shown.max() > 0 else 1.0
+    characters = max((sum(len(word) + 1 for word in sentence) for sentence in sentences), default=1)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(min(16.0, 2.0 + 0.13 * characters), 0.42 * len(sentences) + 0.8))
+    bar_width = 0.12  # the sentence-weight bars take the left part of the axes, the text the rest
+    char_width = (1.0 - bar_width - 0.02) / characters
+    row_height = 1.0 / max(len(sentences), 1)
+    words_cmap, bars_cmap = plt.get_cmap("Blues"), plt.get_cmap("Reds")
+    underlined = set(map(tuple, underline))
+    for row, sentence in enumerate(sentences):
+        y = 1.0 - (row + 0.5) * row_height
+        weight = float(sentence_array[row])
+        ax.add_patch(
+            plt.Rectangle(
+                (0.0, y - 0.3 * row_height), bar_width * weight, 0.6 * row_height, color=bars_cmap(0.25 + 0.7 * weight)
+            )
+        )
+        ax.text(bar_width * weight + 0.003, y, f"{weight:.2f}", va="center", fontsize=7, color="0.35")
+        x = bar_width + 0.02
+        for column, word in enumerate(sentence):
+            strength = float(shown[row, column]) / top
+            ax.text(
+                x,
+                y,
+                word,
+                va="center",
+                ha="left",
+                family="monospace",
+                fontsize=10,
+                color="white" if strength > 0.6 else "black",
+                bbox={"boxstyle": "square,pad=0.15", "facecolor": words_cmap(0.9 * strength), "edgecolor": "none"},
+            )
+            if (row, column) in underlined:
+                ax.plot([x, x + char_width * len(word)], [y - 0.32 * row_height] * 2, color="darkorange", lw=1.5)
+            x += char_width * (len(word) + 1)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.axis("off")
+    if title:
+        ax.set_title(title, fontsize=10, loc="left")
+    return ax

@@ -1,0 +1,185 @@
+"""Hierarchical Attention Network (Yang et al., NAACL 2016) for document classification.
+
+A document is a ``(sentences, words)`` grid of word ids. Word level: a bidirectional GRU reads each
+sentence, and attention pools its word states into one sentence vector. Sentence level: a second
+bidirectional GRU reads the sentence vectors, and attention pools them into one document vector,
+which a linear layer classifies. Both attention layers have the same form:
+
+    values  h_i                       (the GRU states)
+    keys    u_i = tanh(W h_i + b)     (a one-layer MLP of the values)
+    query   u                         (a learned context vector, one per level)
+    score   u_i . u                   (the paper) or an MLP of (u, u_i) (``score="mlp"``)
+
+Padded words and padded sentences are masked (True = padding): they get weight exactly 0, and the
+GRUs never read them (packed sequences), so padding changes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from attention_to_bert.attention import AdditiveScore, attention, dot_score
+
+__all__ = ["BiGRUEncoder", "ContextAttention", "HANOutput", "HierarchicalAttentionNetwork", "MeanPooling"]
+
+SCORES = ("dot", "mlp")
+POOLINGS = ("attention", "mean")
+
+
+def _check_mask(mask: object, shape: tuple[int, ...], name: str) -> None:
+    if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
+        got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
+        raise TypeError(f"{name} must be a bool tensor (True = padding), got {got}")
+    if tuple(mask.shape) != shape:
+        raise ValueError(f"{name} must have shape {shape} to match the inputs, got {tuple(mask.shape)}")
+
+
+class BiGRUEncoder(nn.Module):
+    """A bidirectional GRU over padded sequences: ``(batch, length, input_size) -> (batch, length, 2 * hidden_size)``.
+
+    Sequences are packed, so the backward GRU starts at each sequence's last real element, not at the
+    padding; padded positions of the output are 0. A sequence of length 0 (all padding) gives zeros.
+    """
+
+    def __init__(self, input_size: int, hidden_size: int) -> None:
+        super().__init__()
+        self.gru = nn.GRU(input_size, hidden_size, batch_first=True, bidirectional=True)
+        self.output_size = 2 * hidden_size
+
+    def forward(self, inputs: Tensor, padding_mask: Tensor) -> Tensor:
+        if inputs.dim() != 3:
+            raise ValueError(f"inputs must have shape (batch, length, features), got {tuple(inputs.shape)}")
+        _check_mask(padding_mask, tuple(inputs.shape[:2]), "padding_mask")
+        lengths = (~padding_mask).sum(dim=1)
+        outputs = inputs.new_zeros(*inputs.shape[:2], self.output_size)
+        present = lengths > 0  # pack_padded_sequence refuses empty sequences: leave them at zero
+        if present.any():
+            lengths = lengths[present].cpu()
+            packed = pack_padded_sequence(inputs[present], lengths, batch_first=True, enforce_sorted=False)
+            states, _ = self.gru(packed)
+            states, _ = pad_packed_sequence(states, batch_first=True, total_length=inputs.shape[1])
+            outputs[present] = states
+        return outputs
+
+
+class ContextAttention(nn.Module):
+    """HAN's attention: a learned context vector (the query) scores MLP keys of the states (the values).
+
+    ``forward(values, padding_mask)`` takes ``values`` ``(batch, length, input_size)`` and a bool
+    ``padding_mask`` ``(batch, length)`` and returns ``(pooled, weights)``: ``(batch, input_size)`` and
+    ``(batch, length)``. ``score="dot"`` is the paper's ``u_i . u``; ``score="mlp"`` is the additive
+    score ``v^T tanh(W_q u + W_k u_i)``.
+    """
+
+    def __init__(self, input_size: int, attention_size: int, score: str = "dot") -> None:
+        super().__init__()
+        if score not in SCORES:
+            raise ValueError(f"score must be one of {SCORES}, got {score!r}")
+        self.key_projection = nn.Linear(input_size, attention_size)  # u_i = tanh(W h_i + b)
+        self.context = nn.Parameter(torch.randn(attention_size) / attention_size**0.5)  # the query u
+        self.score_name = score
+        self.score = dot_score if score == "dot" else AdditiveScore(attention_size, attention_size, attention_size)
+
+    def keys(self, values: Tensor) -> Tensor:
+        """The keys ``u_i = tanh(W h_i + b)``."""
+        return torch.tanh(self.key_projection(values))
+
+    def forward(self, values: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
+        if values.dim() != 3:
+            raise ValueError(f"values must have shape (batch, length, features), got {tuple(values.shape)}")
+        _check_mask(padding_mask, tuple(values.shape[:2]), "padding_mask")
+        query = self.context.expand(values.shape[0], 1, -1)  # one query per sequence: (batch, 1, attention_size)
+        pooled, weights = attention(query, self.keys(values), values, padding_mask[:, None, :], score=self.score)
+        return pooled.squeeze(1), weights.squeeze(1)
+
+    def extra_repr(self) -> str:
+        return f"score={self.score_name!r}"
+
+
+class MeanPooling(nn.Module):
+    """The baseline without attention: the plain mean of the unpadded states (uniform weights)."""
+
+    def forward(self, values: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
+        if values.dim() != 3:
+            raise ValueError(f"values must have shape (batch, length, features), got {tuple(values.shape)}")
+        _check_mask(padding_mask, tuple(values.shape[:2]), "padding_mask")
+        present = (~padding_mask).to(values.dtype)
+        weights = present / present.sum(dim=1, keepdim=True).clamp_min(1.0)  # an all-padding row stays 0
+        return (weights.unsqueeze(-1) * values).sum(dim=1), weights
+
+
+@dataclass
+class HANOutput:
+    """What the network returns: class scores and the attention weights of both levels.
+
+    ``logits`` ``(documents, classes)``; ``sentence_weights`` ``(documents, sentences)``;
+    ``word_weights`` ``(documents, sentences, words)``. Padded entries have weight 0.
+    """
+
+    logits: Tensor
+    sentence_weights: Tensor
+    word_weights: Tensor
+
+
+class HierarchicalAttentionNetwork(nn.Module):
+    """Word encoder -> word attention -> sentence encoder -> sentence attention -> classifier.
+
+    ``forward(word_ids, word_padding_mask=None)`` takes ``word_ids`` ``(documents, sentences, words)``
+    and returns a ``HANOutput``. Without a mask, positions equal to ``pad_id`` are padding; a sentence
+    whose words are all padding is a padded sentence. ``pooling="mean"`` replaces both attention layers
+    by the plain mean (the baseline); ``score`` picks the similarity of the attention layers.
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        num_classes: int = 2,
+        embedding_size: int = 32,
+        hidden_size: int = 32,
+        attention_size: int = 32,
+        score: str = "dot",
+        pooling: str = "attention",
+        pad_id: int = 0,
+    ) -> None:
+        super().__init__()
+        if pooling not in POOLINGS:
+            raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
+        self.pad_id = pad_id
+        self.embedding = nn.Embedding(vocab_size, embedding_size, padding_idx=pad_id)
+        self.word_encoder = BiGRUEncoder(embedding_size, hidden_size)
+        self.sentence_encoder = BiGRUEncoder(2 * hidden_size, hidden_size)
+        if pooling == "attention":
+            self.word_attention = ContextAttention(2 * hidden_size, attention_size, score)
+            self.sentence_attention = ContextAttention(2 * hidden_size, attention_size, score)
+        else:
+            self.word_attention, self.sentence_attention = MeanPooling(), MeanPooling()
+        self.classifier = nn.Linear(2 * hidden_size, num_classes)
+
+    def forward(self, word_ids: Tensor, word_padding_mask: Tensor | None = None) -> HANOutput:
+        if not isinstance(word_ids, Tensor) or word_ids.dtype != torch.long or word_ids.dim() != 3:
+            got = type(word_ids).__name__
+            if isinstance(word_ids, Tensor):
+                got = f"{word_ids.dtype} of shape {tuple(word_ids.shape)}"
+            raise ValueError(f"word_ids must be a long tensor of shape (documents, sentences, words), got {got}")
+        if word_padding_mask is None:
+            word_padding_mask = word_ids == self.pad_id
+        _check_mask(word_padding_mask, tuple(word_ids.shape), "word_padding_mask")
+        documents, sentences, words = word_ids.shape
+        sentence_padding_mask = word_padding_mask.all(dim=-1)  # (documents, sentences)
+
+        # Word level: every sentence of every document is one sequence.
+        flat_mask = word_padding_mask.reshape(documents * sentences, words)
+        word_states = self.word_encoder(self.embedding(word_ids.reshape(documents * sentences, words)), flat_mask)
+        sentence_vectors, word_weights = self.word_attention(word_states, flat_mask)
+
+        # Sentence level: every document is one sequence of sentence vectors.
+        sentence_vectors = sentence_vectors.reshape(documents, sentences, -1)
+        sentence_states = self.sentence_encoder(sentence_vectors, sentence_padding_mask)
+        document_vectors, sentence_weights = self.sentence_attention(sentence_states, sentence_padding_mask)
+        return HANOutput(
+            self.classifier(document_vectors), sentence_weights, word_weights.reshape(documents, sentences, words)
+        )
