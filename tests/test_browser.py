@@ -7,7 +7,9 @@ Each page is opened twice, served from 127.0.0.1:
   its own copies: no double loading).
 * "offline": a computer lab with no outside network. Every request that leaves the local server is
   aborted.
-In both: no console errors or page errors, every image loaded, all math rendered by MathJax, the
+* "file": the copied site opened by double-clicking (file:// URLs), every request refused; on the first
+  page and on the pages with bertviz views.
+In all: no console errors or page errors, every image loaded, all math rendered by MathJax, the
 table-of-contents links resolve, and every bertviz view stored in a notebook drew its tokens.
 Screenshots go to tests/artifacts/screenshots/: the top of each chapter, and each bertviz view as drawn
 online and offline.
@@ -385,11 +387,10 @@ def _check_bertviz(page, view: BertvizView) -> list[str]:
     return []
 
 
-@pytest.mark.parametrize("mode", ["online", "offline"])
-@pytest.mark.parametrize("page_path", PAGES)
-def test_page_works_in_the_browser(contexts, site_server, page_path, mode):
-    context, traffic = contexts(mode)
-    cdn_before, aborted_before, missing_before = len(traffic.cdn), len(traffic.aborted), len(site_server.missing)
+def check_page(context, traffic: Traffic, base: str, page_path: str, mode: str, server=None) -> list[str]:
+    """Open one page as a reader would; return what is wrong with it (nothing, when all is well)."""
+    cdn_before, aborted_before = len(traffic.cdn), len(traffic.aborted)
+    missing_before = len(server.missing) if server else 0
     page = context.new_page()
     console_errors: list[str] = []
     page_errors: list[str] = []
@@ -397,7 +398,7 @@ def test_page_works_in_the_browser(contexts, site_server, page_path, mode):
     page.on("pageerror", lambda error: page_errors.append(str(error)))
     problems: list[str] = []
     try:
-        page.goto(site_server.url + page_path, wait_until="load")
+        page.goto(base + page_path, wait_until="load")
         if page_path == "index.html":  # a redirect to the book's first page
             page.wait_for_url(f"**/{toc_documents()[0]}.html", wait_until="load")
         page.evaluate(WAIT_FOR_MATHJAX)
@@ -412,7 +413,8 @@ def test_page_works_in_the_browser(contexts, site_server, page_path, mode):
             problems += [f"formula not rendered by MathJax: {text!r}" for text in math["unrendered"]]
             problems += [f"MathJax error: {error}" for error in math["errors"]]
 
-        problems += _broken_toc_links(page.evaluate(TOC_LINKS), site_server.root, site_server.url)
+        if server:
+            problems += _broken_toc_links(page.evaluate(TOC_LINKS), server.root, server.url)
 
         for number, view in enumerate(expected_views(page_path), start=1):
             view_problems = _check_bertviz(page, view)
@@ -435,8 +437,31 @@ def test_page_works_in_the_browser(contexts, site_server, page_path, mode):
 
     problems += [f"console error: {text}" for text in console_errors]
     problems += [f"page error: {text}" for text in page_errors]
-    problems += [f"not found on the local server: {path}" for path in site_server.missing[missing_before:]]
+    if server:
+        problems += [f"not found on the local server: {path}" for path in server.missing[missing_before:]]
     if mode == "online":
         problems += [f"fetched from a CDN (the site should use its own copy): {u}" for u in traffic.cdn[cdn_before:]]
-    problems += [f"request outside the local server: {url}" for url in traffic.aborted[aborted_before:]]
+    problems += [f"request outside the site: {url}" for url in traffic.aborted[aborted_before:]]
+    return problems
+
+
+@pytest.mark.parametrize("mode", ["online", "offline"])
+@pytest.mark.parametrize("page_path", PAGES)
+def test_page_works_in_the_browser(contexts, site_server, page_path, mode):
+    context, traffic = contexts(mode)
+    problems = check_page(context, traffic, site_server.url, page_path, mode, server=site_server)
     assert not problems, f"{page_path} ({mode}):\n" + "\n".join(problems)
+
+
+def test_the_copied_site_works_opened_as_files_with_no_network(contexts, built_site):
+    """A teacher's copy on a USB stick, opened by double-clicking: file:// URLs, every request refused.
+
+    Checked on the first page and on every page with a bertviz view (the pages that need the most).
+    """
+    context, traffic = contexts("offline")
+    pages = [PAGES[1], *(page for page in PAGES if expected_views(page))]
+    base = built_site.resolve().as_uri() + "/"
+    problems = []
+    for page_path in pages:
+        problems += [f"{page_path}: {text}" for text in check_page(context, traffic, base, page_path, "file")]
+    assert not problems, "\n".join(problems)
