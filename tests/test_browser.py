@@ -1,6 +1,6 @@
 """The website as a reader sees it: every page opened in headless Debian Chromium (Playwright).
 
-Each page is opened twice, served from 127.0.0.1:
+Each page is opened twice, served from 127.0.0.1 (and some a third time, as files):
 * "online": a reader with internet. The CDN files bertviz and MathJax would ask for (require.js, d3,
   jQuery from cdnjs; MathJax from jsdelivr) are answered from the npm copies the site ships
   (book/_static/vendored), and the test checks that the pages ask for none of them (the site loads
@@ -9,8 +9,9 @@ Each page is opened twice, served from 127.0.0.1:
   aborted.
 * "file": the copied site opened by double-clicking (file:// URLs), every request refused; on the first
   page and on the pages with bertviz views.
-In all: no console errors or page errors, every image loaded, all math rendered by MathJax, the
-table-of-contents links resolve, and every bertviz view stored in a notebook drew its tokens.
+In all: no console errors or page errors, every image loaded, all math rendered by MathJax, and every
+bertviz view stored in a notebook drew its tokens; served pages also have their table-of-contents links
+resolved.
 Screenshots go to tests/artifacts/screenshots/: the top of each chapter, and each bertviz view as drawn
 online and offline.
 
