@@ -540,3 +540,208 @@ class Transformer(nn.Module):
             ours.encoder_norm.load_state_dict(m.encoder.norm.state_dict())
             ours.decoder_norm.load_state_dict(m.decoder.norm.state_dict())
         return ours.train(m.training)
+
+
+# --- A translator built from the layers (chapter 6) ---
+
+from collections.abc import Callable  # noqa: E402  (used by this section only)
+
+
+class Seq2SeqTransformer(nn.Module):
+    """A small sequence-to-sequence Transformer: token ids in, next-token logits out.
+
+    Source and target tokens are embedded, scaled by √d_model and given positions
+    (:class:`PositionalEncoding`); a :class:`Transformer` encodes the source and decodes the target
+    under a causal mask; a linear *generator* turns each decoder output into logits over the target
+    vocabulary (the softmax is left to the loss). Padding (``pad_id``) is masked out everywhere.
+    """
+
+    def __init__(
+        self,
+        src_vocab_size: int,
+        tgt_vocab_size: int,
+        d_model: int = 64,
+        num_heads: int = 4,
+        num_layers: int = 2,
+        d_ff: int = 256,
+        dropout: float = 0.1,
+        max_len: int = 64,
+        pad_id: int = 0,
+    ) -> None:
+        super().__init__()
+        for name, value in (("src_vocab_size", src_vocab_size), ("tgt_vocab_size", tgt_vocab_size),
+                            ("num_layers", num_layers), ("max_len", max_len)):
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if not 0 <= pad_id < min(src_vocab_size, tgt_vocab_size):
+            raise ValueError(f"pad_id must be a token id of both vocabularies, got {pad_id}")
+        self.d_model = d_model
+        self.pad_id = pad_id
+        self.max_len = max_len
+        self.src_embedding = nn.Embedding(src_vocab_size, d_model, padding_idx=pad_id)
+        self.tgt_embedding = nn.Embedding(tgt_vocab_size, d_model, padding_idx=pad_id)
+        self.positional_encoding = PositionalEncoding(d_model, max_len=max_len, dropout=dropout)
+        self.transformer = Transformer(d_model, num_heads, num_layers, num_layers, d_ff, dropout)
+        self.generator = nn.Linear(d_model, tgt_vocab_size)
+        for embedding in (self.src_embedding, self.tgt_embedding):  # std d_model^-0.5: after the √d_model
+            nn.init.normal_(embedding.weight, std=d_model**-0.5)  # scaling, entries of std 1, like the positions
+            nn.init.zeros_(embedding.weight[pad_id])
+
+    def _check_ids(self, ids: torch.Tensor, name: str, vocab_size: int) -> None:
+        if not isinstance(ids, torch.Tensor) or ids.dtype != torch.long:
+            got = ids.dtype if isinstance(ids, torch.Tensor) else type(ids).__name__
+            raise TypeError(f"{name} must be a torch.long tensor of token ids, got {got}")
+        if ids.dim() != 2:
+            raise ValueError(f"{name} must have shape (batch, length), got {tuple(ids.shape)}")
+        if ids.shape[1] > self.max_len:
+            raise ValueError(f"{name} has length {ids.shape[1]}, longer than max_len={self.max_len}")
+        if ids.numel() and (ids.min() < 0 or ids.max() >= vocab_size):
+            raise ValueError(f"{name} holds ids outside 0..{vocab_size - 1}")
+
+    def _embed(self, embedding: nn.Embedding, ids: torch.Tensor) -> torch.Tensor:
+        return self.positional_encoding(embedding(ids) * math.sqrt(self.d_model))
+
+    def encode(self, src_ids: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """Encode ``src_ids`` (batch, src_len) into memory (batch, src_len, d_model) and attention weights."""
+        self._check_ids(src_ids, "src_ids", self.src_embedding.num_embeddings)
+        return self.transformer.encode(
+            self._embed(self.src_embedding, src_ids), src_key_padding_mask=padding_mask_from_ids(src_ids, self.pad_id)
+        )
+
+    def decode(
+        self, tgt_in_ids: torch.Tensor, memory: torch.Tensor, src_ids: torch.Tensor
+    ) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
+        """Logits (batch, tgt_len, tgt_vocab) for the next token after each prefix of ``tgt_in_ids``.
+
+        Also returns the decoder's masked self-attention and cross-attention weights, one per layer.
+        """
+        self._check_ids(tgt_in_ids, "tgt_in_ids", self.tgt_embedding.num_embeddings)
+        length = tgt_in_ids.shape[1]
+        output, self_weights, cross_weights = self.transformer.decode(
+            self._embed(self.tgt_embedding, tgt_in_ids),
+            memory,
+            tgt_mask=causal_mask(length, device=tgt_in_ids.device),
+            tgt_key_padding_mask=padding_mask_from_ids(tgt_in_ids, self.pad_id),
+            memory_key_padding_mask=padding_mask_from_ids(src_ids, self.pad_id),
+        )
+        return self.generator(output), self_weights, cross_weights
+
+    def forward(
+        self, src_ids: torch.Tensor, tgt_in_ids: torch.Tensor
+    ) -> tuple[torch.Tensor, dict[str, list[torch.Tensor]]]:
+        """Return next-token logits (batch, tgt_len, tgt_vocab) and the attention weights of every layer.
+
+        ``tgt_in_ids`` is the target shifted right (it starts with ``<bos>``); the attention dict has
+        the keys ``"encoder"``, ``"decoder"`` and ``"cross"``, each a list of (batch, heads, q, k).
+        """
+        self._check_ids(src_ids, "src_ids", self.src_embedding.num_embeddings)
+        self._check_ids(tgt_in_ids, "tgt_in_ids", self.tgt_embedding.num_embeddings)
+        if src_ids.shape[0] != tgt_in_ids.shape[0]:
+            raise ValueError(
+                "src_ids and tgt_in_ids must have the same batch size, "
+                f"got {src_ids.shape[0]} and {tgt_in_ids.shape[0]}"
+            )
+        memory, encoder_weights = self.encode(src_ids)
+        logits, self_weights, cross_weights = self.decode(tgt_in_ids, memory, src_ids)
+        return logits, {"encoder": encoder_weights, "decoder": self_weights, "cross": cross_weights}
+
+
+@torch.no_grad()
+def greedy_decode(
+    model: Seq2SeqTransformer, src_ids: torch.Tensor, bos_id: int, eos_id: int, max_len: int
+) -> torch.Tensor:
+    """Translate a batch by always taking the most likely next token; returns (batch, steps) ids.
+
+    The source is encoded once; the decoder is rerun on the growing prefix (no cache: simple, and
+    fast enough for short outputs). The result starts after ``<bos>``, holds each sequence's
+    ``<eos>``, and is padded with ``model.pad_id`` after it; decoding stops once every sequence has
+    produced ``<eos>`` or after ``max_len`` tokens.
+    """
+    if max_len < 1:
+        raise ValueError(f"max_len must be >= 1, got {max_len}")
+    if max_len + 1 > model.max_len:
+        raise ValueError(f"max_len + 1 must be <= the model's max_len={model.max_len}, got {max_len}")
+    was_training = model.training
+    model.eval()
+    memory, _ = model.encode(src_ids)
+    batch = src_ids.shape[0]
+    prefix = torch.full((batch, 1), bos_id, dtype=torch.long, device=src_ids.device)
+    finished = torch.zeros(batch, dtype=torch.bool, device=src_ids.device)
+    for _ in range(max_len):
+        logits, _, _ = model.decode(prefix, memory, src_ids)
+        next_ids = logits[:, -1].argmax(dim=-1)
+        next_ids = next_ids.masked_fill(finished, model.pad_id)
+        prefix = torch.cat([prefix, next_ids[:, None]], dim=1)
+        finished |= next_ids.eq(eos_id)
+        if finished.all():
+            break
+    model.train(was_training)
+    return prefix[:, 1:]
+
+
+@torch.no_grad()
+def beam_search(
+    model: Seq2SeqTransformer,
+    src_ids: torch.Tensor,
+    bos_id: int,
+    eos_id: int,
+    max_len: int,
+    beam_size: int = 4,
+) -> list[tuple[list[int], float]]:
+    """Translate ONE source sequence (shape (1, src_len)) keeping the ``beam_size`` best prefixes.
+
+    Returns the finished hypotheses, best first, as ``(ids ending with <eos>, total log-probability)``
+    (unfinished ones are included if none finished within ``max_len`` steps).
+    """
+    if src_ids.dim() != 2 or src_ids.shape[0] != 1:
+        raise ValueError(
+            f"beam_search translates one sequence: src_ids must have shape (1, src_len), got {tuple(src_ids.shape)}"
+        )
+    if beam_size < 1:
+        raise ValueError(f"beam_size must be >= 1, got {beam_size}")
+    if max_len < 1 or max_len + 1 > model.max_len:
+        raise ValueError(f"max_len must be in 1..{model.max_len - 1}, got {max_len}")
+    was_training = model.training
+    model.eval()
+    memory, _ = model.encode(src_ids)
+    beams = torch.full((1, 1), bos_id, dtype=torch.long, device=src_ids.device)
+    scores = torch.zeros(1, device=src_ids.device)
+    finished: list[tuple[list[int], float]] = []
+    for _ in range(max_len):
+        count = beams.shape[0]
+        logits, _, _ = model.decode(beams, memory.expand(count, -1, -1), src_ids.expand(count, -1))
+        candidates = (scores[:, None] + logits[:, -1].log_softmax(dim=-1)).flatten()
+        top_scores, top_indices = candidates.topk(min(beam_size, candidates.numel()))
+        vocab = logits.shape[-1]
+        beams = torch.cat([beams[top_indices // vocab], (top_indices % vocab)[:, None]], dim=1)
+        ended = beams[:, -1].eq(eos_id)
+        pairs = zip(beams[ended], top_scores[ended], strict=True)
+        finished += [(beam[1:].tolist(), score.item()) for beam, score in pairs]
+        beams, scores = beams[~ended], top_scores[~ended]
+        if len(finished) >= beam_size or beams.shape[0] == 0:
+            break
+    if not finished:
+        finished = [(beam[1:].tolist(), score.item()) for beam, score in zip(beams, scores, strict=True)]
+    model.train(was_training)
+    return sorted(finished, key=lambda hypothesis: hypothesis[1], reverse=True)
+
+
+def noam_schedule(d_model: int, warmup_steps: int, factor: float = 1.0) -> Callable[[int], float]:
+    """The learning rate of Vaswani et al. (2017), as a function of the step (1, 2, ...).
+
+    ``lrate = factor · d_model^-0.5 · min(step^-0.5, step · warmup_steps^-1.5)``: it grows linearly
+    for ``warmup_steps`` steps, peaks there, then decays like 1/√step. Step 0 is treated as step 1,
+    so that it can be used with ``torch.optim.lr_scheduler.LambdaLR`` on an optimizer whose ``lr`` is 1.
+    """
+    if not isinstance(d_model, int) or d_model < 1:
+        raise ValueError(f"d_model must be a positive int, got {d_model!r}")
+    if not isinstance(warmup_steps, int) or warmup_steps < 1:
+        raise ValueError(f"warmup_steps must be a positive int, got {warmup_steps!r}")
+    if factor <= 0:
+        raise ValueError(f"factor must be > 0, got {factor}")
+
+    def rate(step: int) -> float:
+        step = max(int(step), 1)
+        return factor * d_model**-0.5 * min(step**-0.5, step * warmup_steps**-1.5)
+
+    return rate
