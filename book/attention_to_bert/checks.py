@@ -27,13 +27,21 @@ class Checker:
         self.cases = 0
 
     def call(self, function: Callable[..., Any], *args: Any, case: str = "", **kwargs: Any) -> Any:
-        """Call the student's function; record an exception as a problem and return None."""
+        """Call the student's function; an exception, or no return value (a stub), is recorded as a problem.
+
+        Returns the function's result, or None when there is nothing to check further.
+        """
         self.cases += 1
         try:
-            return function(*args, **kwargs)
+            result = function(*args, **kwargs)
         except Exception as error:  # the student's code may raise anything: report it, don't crash
             self.problems.append(f"{case or 'a test case'}: raised {type(error).__name__}: {error}")
             return None
+        if result is None:
+            self.problems.append(
+                f"{case or 'a test case'}: returned None; return the result (is the function body still `...`?)"
+            )
+        return result
 
     def expect(self, condition: bool, message: str) -> bool:
         """Record ``message`` as a problem unless ``condition`` holds."""
@@ -76,15 +84,6 @@ class Checker:
 
 
 # --- Chapter 1: masked softmax and the scaled dot-product score ---
-
-
-def _call_for_tensor(checker: Checker, candidate: Callable[..., Any], *args: Any, case: str) -> Any:
-    """Like ``checker.call``, but a function that returns None without raising (a stub) is a problem too."""
-    problems_before = len(checker.problems)
-    result = checker.call(candidate, *args, case=case)
-    if result is None and len(checker.problems) == problems_before:
-        checker.expect(False, f"{case}: returned None; return a tensor (is the function body still `...`?)")
-    return result
 
 
 def _reference_masked_softmax(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -158,13 +157,13 @@ def masked_softmax(candidate: Callable[[torch.Tensor, torch.Tensor], torch.Tenso
         ("large scores (up to about 1000)", 400 * scores, padding[:, None, :]),
     ]
     for case, case_scores, case_mask in cases:
-        actual = _call_for_tensor(checker, candidate, case_scores.clone(), case_mask.clone(), case=case)
+        actual = checker.call(candidate, case_scores.clone(), case_mask.clone(), case=case)
         if actual is not None:
             _diagnose_masked_softmax(checker, actual, case_scores, case_mask, case)
 
     case = "the gradient through a fully masked row"
     leaf = scores.clone().requires_grad_()
-    actual = _call_for_tensor(checker, candidate, leaf, with_empty_row.clone(), case=case)
+    actual = checker.call(candidate, leaf, with_empty_row.clone(), case=case)
     if isinstance(actual, torch.Tensor) and actual.shape == scores.shape and actual.requires_grad:
         try:
             (actual * torch.arange(5.0)).sum().backward()
@@ -195,7 +194,7 @@ def scaled_dot_score(candidate: Callable[[torch.Tensor, torch.Tensor], torch.Ten
         key = torch.randn(*key_shape, generator=generator)
         dot = query.double() @ key.double().transpose(-2, -1)
         d, n_k = query.shape[-1], key.shape[-2]
-        actual = _call_for_tensor(checker, candidate, query.clone(), key.clone(), case=case)
+        actual = checker.call(candidate, query.clone(), key.clone(), case=case)
         if actual is None:
             continue
         if not isinstance(actual, torch.Tensor) or actual.shape != dot.shape:
