@@ -390,3 +390,12 @@ def test_transformer_encode_then_decode_is_forward():
     output, _, cross = model.decode(tgt, memory, tgt_mask=causal_mask(3))
     assert torch.equal(output, model(src, tgt, tgt_mask=causal_mask(3))[0])
     assert cross[0].shape == (2, 2, 3, 4)
+
+
+def test_from_torch_keeps_the_dtype():
+    reference = nn.Transformer(8, 2, 1, 1, 16, dropout=0.0, batch_first=True).double().eval()
+    ours = Transformer.from_torch(reference).eval()
+    assert all(p.dtype == torch.float64 for p in ours.parameters())
+    src, tgt = torch.randn(2, 3, 8, dtype=torch.float64), torch.randn(2, 4, 8, dtype=torch.float64)
+    torch.testing.assert_close(ours(src, tgt, tgt_mask=causal_mask(4))[0], reference(src, tgt, tgt_mask=causal_mask(4)),
+                               atol=1e-12, rtol=1e-10)

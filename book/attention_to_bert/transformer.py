@@ -363,7 +363,8 @@ class EncoderLayer(nn.Module):
             raise TypeError(f"expected an nn.TransformerEncoderLayer, got {type(layer).__name__}")
         ours = cls(layer.linear1.in_features, layer.self_attn.num_heads, layer.linear1.out_features,
                    dropout=layer.dropout.p, layer_norm_eps=layer.norm1.eps)
-        return ours.to(layer.linear1.weight.device).copy_from_torch(layer).train(layer.training)
+        ours = ours.to(layer.linear1.weight.device, layer.linear1.weight.dtype)
+        return ours.copy_from_torch(layer).train(layer.training)
 
 
 class DecoderLayer(nn.Module):
@@ -428,7 +429,8 @@ class DecoderLayer(nn.Module):
             raise TypeError(f"expected an nn.TransformerDecoderLayer, got {type(layer).__name__}")
         ours = cls(layer.linear1.in_features, layer.self_attn.num_heads, layer.linear1.out_features,
                    dropout=layer.dropout.p, layer_norm_eps=layer.norm1.eps)
-        return ours.to(layer.linear1.weight.device).copy_from_torch(layer).train(layer.training)
+        ours = ours.to(layer.linear1.weight.device, layer.linear1.weight.dtype)
+        return ours.copy_from_torch(layer).train(layer.training)
 
 
 # --- The encoder-decoder Transformer ---
@@ -529,7 +531,7 @@ class Transformer(nn.Module):
             d_ff=first.linear1.out_features,
             dropout=first.dropout.p,
             layer_norm_eps=first.norm1.eps,
-        ).to(first.linear1.weight.device)
+        ).to(first.linear1.weight.device, first.linear1.weight.dtype)
         if m.encoder.norm is None or m.decoder.norm is None:
             raise ValueError("nn.Transformer without final encoder/decoder norms is not supported")
         with torch.no_grad():
