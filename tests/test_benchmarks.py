@@ -1,0 +1,93 @@
+"""Smoke tests of the benchmark script's helpers (benchmarks/run.py): tables, timing, results.md blocks.
+
+No timing is asserted here (timings depend on the machine); the script itself is run by hand, see the README.
+"""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def run():
+    spec = importlib.util.spec_from_file_location("benchmarks_run", ROOT / "benchmarks" / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["benchmarks_run"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_markdown_table(run):
+    table = run.markdown_table(["a", "b"], [[1, "x"], [2.5, "y"]])
+    assert table.splitlines() == ["| a | b |", "|---|---|", "| 1 | x |", "| 2.5 | y |"]
+
+
+def test_markdown_table_rejects_a_short_row(run):
+    with pytest.raises(ValueError, match="2 cells"):
+        run.markdown_table(["a", "b"], [[1]])
+
+
+def test_compare_times_every_function_and_calls_it(run):
+    calls = {"fast": 0, "slow": 0}
+
+    def fast():
+        calls["fast"] += 1
+
+    def slow():
+        calls["slow"] += 1
+        sum(range(2000))
+
+    times = run.compare({"fast": fast, "slow": slow}, torch.device("cpu"), rounds=2, budget=0.002)
+    assert set(times) == {"fast", "slow"}
+    assert all(t > 0 for t in times.values())
+    assert calls["fast"] >= 4 and calls["slow"] >= 4  # warm-up, probe, and at least one call per round
+
+
+@pytest.mark.parametrize("arguments, message", [({"functions": {}}, "at least one"), ({"rounds": 0}, "rounds")])
+def test_compare_rejects_bad_arguments(run, arguments, message):
+    kwargs = {"functions": {"f": lambda: None}, "device": torch.device("cpu"), **arguments}
+    with pytest.raises(ValueError, match=message):
+        run.compare(**kwargs)
+
+
+def test_attention_flops(run):
+    # (2, 3, 4): Q K^T is 2 * 3 * 3 dot products of length 4, and so is weights @ V; 2 FLOPs a multiply-add
+    assert run.attention_flops(2, 3, 4) == 2 * (2 * 3 * 3 * 4) * 2
+
+
+def test_notebook_table_reports_failures_and_the_total(run):
+    timings = [("01_a", 10.0, ""), ("02_b", None, "CellExecutionError after 3 s"), ("03_c", 100.0, "")]
+    table = run.notebook_table(timings)
+    lines = table.splitlines()
+    assert "| 01_a | 10.0 | yes |" in lines[2]
+    assert "failed" in lines[3] and "CellExecutionError" in lines[3]
+    assert "| 03_c | 100.0 | **no** |" in lines[4]
+    assert lines[5].startswith("| **whole book** | **110.0** | failed")
+
+
+def test_results_blocks_round_trip_and_keep_unmeasured_sections(run, tmp_path):
+    path = tmp_path / "results.md"
+    run.write_results(path, "header line", {"mha": "## MHA\n\n| a |\n|---|"})
+    blocks = run.read_blocks(path.read_text())
+    assert blocks["header"] == "header line"
+    assert blocks["mha"] == "## MHA\n\n| a |\n|---|"
+    assert "Not measured yet" in blocks["site"]  # every section has its markers, for the book's includes
+    assert set(blocks) == {"header", *run.SECTIONS}
+
+
+def test_committed_results_have_every_section(run):
+    blocks = run.read_blocks((ROOT / "benchmarks" / "results.md").read_text())
+    assert set(run.SECTIONS) <= set(blocks)
+
+
+def test_bench_mha_on_a_tiny_shape(run):
+    text = run.bench_mha(torch.device("cpu"), rounds=1, shapes=[(2, 4, 8, 2)], plot=False)
+    row = [line for line in text.splitlines() if line.startswith("| 2×4×8")][0]
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    assert cells[3].endswith("×") and float(cells[3][:-1]) > 0
+    assert float(cells[5]) < 1e-5  # same weights, same outputs
