@@ -91,3 +91,15 @@ def test_bench_mha_on_a_tiny_shape(run):
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     assert cells[3].endswith("×") and float(cells[3][:-1]) > 0
     assert float(cells[5]) < 1e-5  # same weights, same outputs
+
+
+def test_a_failing_notebook_is_a_row_not_a_crash(run, tmp_path):
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("raise RuntimeError('broken chapter')")])
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    path = tmp_path / "99_broken.ipynb"
+    nbformat.write(notebook, path)
+    text = run.bench_notebooks(plot=False, notebooks=[path])
+    row = [line for line in text.splitlines() if line.startswith("| 99_broken")][0]
+    assert "failed" in row and "RuntimeError" in row  # the error the cell raised
