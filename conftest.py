@@ -1,6 +1,14 @@
-"""Test-wide settings: the book runs offline, quietly and on a fixed number of CPU threads."""
+"""Test-wide settings: the book runs offline, quietly and on a fixed number of CPU threads.
+
+Applies to everything `pytest` runs, the notebooks under nbval included (their kernels inherit this
+environment), whether it runs the whole book or one notebook.
+"""
 
 import os
+import sys
+from pathlib import Path
+
+import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -8,3 +16,15 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("TQDM_DISABLE", "1")
 os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+
+# No test, notebook kernel or site build may reach the internet (the loopback stays open).
+sys.path.insert(0, str(Path(__file__).parent / "tests" / "network_guard"))
+import book_network_guard  # noqa: E402
+
+book_network_guard.activate()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item) -> None:
+    """Re-arm the guard before each test, in case a test or a plugin put the real socket back."""
+    book_network_guard.install()

@@ -16,17 +16,7 @@ matplotlib.use("Agg")
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# No test, notebook kernel or site build may reach the internet (the loopback stays open).
-sys.path.insert(0, str(ROOT / "tests" / "network_guard"))
-import book_network_guard  # noqa: E402
-
-book_network_guard.activate()
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item) -> None:
-    """Re-arm the guard before each test (pytest-socket restores the real socket after every test)."""
-    book_network_guard.install()
+# The network guard is armed by the root conftest.py, for the tests and the notebooks alike.
 
 
 @pytest.fixture(scope="session")
