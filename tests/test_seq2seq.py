@@ -26,7 +26,7 @@ def vocabs():
 
 
 def model_for(vocabs, score="additive", seed=0):
-    set_seed(seed)
+    set_seed(seed, num_threads=1)  # tiny tensors: a second thread only adds overhead
     return Seq2Seq(*vocabs, score=score, embedding_size=8, hidden_size=6).double().eval()
 
 
@@ -44,7 +44,7 @@ def test_shapes_of_teacher_forcing(vocabs, score):
 
 
 def test_encoder_ignores_padding(vocabs):
-    set_seed(0)
+    set_seed(0, num_threads=1)
     encoder = Encoder(len(vocabs[0]), 8, 5).double()
     source, lengths, _ = encode_pairs(PAIRS, *vocabs)
     outputs, final = encoder(source, lengths)
@@ -143,12 +143,12 @@ def test_greedy_decode_stops_at_eos_and_pads_after_it(vocabs):
 
 
 def test_fit_lowers_the_loss_and_learns_a_tiny_copy_task(vocabs):
-    set_seed(0)
+    set_seed(0, num_threads=1)
     digits = vocabs[1]  # digits are in both alphabets
     model = Seq2Seq(digits, digits, score="dot", embedding_size=8, hidden_size=16)
     pairs = make_digit_strings(256, 2, 3, seed=0, reverse=False)
-    losses, seconds = fit(model, pairs, epochs=25, batch_size=64, lr=1e-2)
-    assert len(losses) == 100 and seconds > 0
+    losses, seconds = fit(model, pairs, epochs=10, batch_size=64, lr=2e-2)
+    assert len(losses) == 40 and seconds > 0
     assert sum(losses[-10:]) / 10 < 0.5 * sum(losses[:10]) / 10
     predicted = translate(model, [s for s, _ in pairs[:50]])
     assert exact_match(predicted, [t for _, t in pairs[:50]]) > 0.5
