@@ -130,7 +130,8 @@ def document_attention(
     title: str | None = None,
     ax: Axes | None = None,
     scale_words_by_sentence: bool = True,
-    underline: Sequence[tuple[int, int]] = (),
+    outline: Sequence[tuple[int, int]] = (),
+    fontsize: float = 10.0,
 ) -> Axes:
     """Draw a document as text, the way the HAN paper shows attention (Yang et al., 2016, figure 5).
 
@@ -139,7 +140,7 @@ def document_attention(
     the word weights are multiplied by the square root of their sentence weight (as in the paper), so
     that important words in unimportant sentences stay pale. ``sentence_weights`` has one entry per
     sentence (extra padded entries are ignored) and ``word_weights`` one row per sentence.
-    ``underline`` lists ``(sentence, word)`` positions to underline (for example the words known to
+    ``outline`` lists ``(sentence, word)`` positions to frame in orange (for example the words known to
     decide the label). Returns the Axes.
     """
     sentence_array = _as_matrix(sentence_weights).reshape(-1)
@@ -154,47 +155,45 @@ def document_attention(
     longest = max((len(sentence) for sentence in sentences), default=0)
     if word_array.shape[1] < longest:
         raise ValueError(f"word_weights has {word_array.shape[1]} columns but a sentence has {longest} words")
-    shown = word_array[: len(sentences)] * (
-        np.sqrt(sentence_array[: len(sentences), None]) if scale_words_by_sentence else 1.0
-    )
+    scale = np.sqrt(sentence_array[: len(sentences), None]) if scale_words_by_sentence else 1.0
+    shown = word_array[: len(sentences)] * scale
     top = float(shown.max()) if shown.size and shown.max() > 0 else 1.0
-    characters = max((sum(len(word) + 1 for word in sentence) for sentence in sentences), default=1)
     if ax is None:
-        _, ax = plt.subplots(figsize=(min(16.0, 2.0 + 0.13 * characters), 0.42 * len(sentences) + 0.8))
-    bar_width = 0.12  # the sentence-weight bars take the left part of the axes, the text the rest
-    char_width = (1.0 - bar_width - 0.02) / characters
+        characters = max((sum(len(word) + 2 for word in sentence) for sentence in sentences), default=1)
+        width = 1.6 + characters * 0.62 * fontsize / 72
+        _, ax = plt.subplots(figsize=(min(16.0, width), 0.4 * len(sentences) + 0.7))
+    bar_width = 0.1  # the sentence-weight bars take the left tenth of the axes
     row_height = 1.0 / max(len(sentences), 1)
     words_cmap, bars_cmap = plt.get_cmap("Blues"), plt.get_cmap("Reds")
-    underlined = set(map(tuple, underline))
+    framed = {tuple(position) for position in outline}
     for row, sentence in enumerate(sentences):
         y = 1.0 - (row + 0.5) * row_height
         weight = float(sentence_array[row])
-        ax.add_patch(
-            plt.Rectangle(
-                (0.0, y - 0.3 * row_height), bar_width * weight, 0.6 * row_height, color=bars_cmap(0.25 + 0.7 * weight)
-            )
-        )
-        ax.text(bar_width * weight + 0.003, y, f"{weight:.2f}", va="center", fontsize=7, color="0.35")
-        x = bar_width + 0.02
+        bar = plt.Rectangle((0.0, y - 0.3 * row_height), bar_width * weight, 0.6 * row_height)
+        bar.set_color(bars_cmap(0.25 + 0.7 * weight))
+        ax.add_patch(bar)
+        ax.text(bar_width * weight + 0.004, y, f"{weight:.2f}", va="center", fontsize=0.7 * fontsize, color="0.35")
+        previous = None
         for column, word in enumerate(sentence):
             strength = float(shown[row, column]) / top
-            ax.text(
-                x,
-                y,
-                word,
-                va="center",
-                ha="left",
-                family="monospace",
-                fontsize=10,
-                color="white" if strength > 0.6 else "black",
-                bbox={"boxstyle": "square,pad=0.15", "facecolor": words_cmap(0.9 * strength), "edgecolor": "none"},
-            )
-            if (row, column) in underlined:
-                ax.plot([x, x + char_width * len(word)], [y - 0.32 * row_height] * 2, color="darkorange", lw=1.5)
-            x += char_width * (len(word) + 1)
+            box = {
+                "boxstyle": "round,pad=0.2",
+                "facecolor": words_cmap(0.85 * strength),
+                "edgecolor": "darkorange" if (row, column) in framed else "none",
+                "linewidth": 1.5,
+            }
+            style = {"va": "center", "ha": "left", "fontsize": fontsize, "bbox": box}
+            style["color"] = "white" if strength > 0.6 else "black"
+            if previous is None:  # the first word sits right of the bars, the next ones after the previous word
+                previous = ax.text(bar_width + 0.03, y, word, **style)
+            else:
+                gap = (0.55 * fontsize, 0)  # points between the boxes of neighbouring words
+                previous = ax.annotate(
+                    word, xy=(1, 0.5), xycoords=previous, xytext=gap, textcoords="offset points", **style
+                )
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.axis("off")
     if title:
-        ax.set_title(title, fontsize=10, loc="left")
+        ax.set_title(title, fontsize=fontsize, loc="left")
     return ax
