@@ -425,18 +425,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer rounds and sizes (a smoke test)")
     parser.add_argument("--device", default=None, help="cpu or cuda (default: chosen automatically)")
     parser.add_argument("--threads", type=int, default=2, help="PyTorch CPU threads (default 2, as the book)")
-    parser.add_argument("--output", type=Path, default=RESULTS, help="markdown file to write")
+    parser.add_argument("--output", type=Path, default=RESULTS,
+                        help="markdown file to write (plots are drawn only for the default, the book's)")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     set_seed(0, num_threads=args.threads)
     device = choose_device(args.device)
     rounds = 3 if args.quick else 9
+    plot = args.output.resolve() == RESULTS  # the book's plots belong to the book's results.md only
     runners = {
-        "mha": lambda: bench_mha(device, rounds, MHA_SHAPES[:2] if args.quick else MHA_SHAPES),
-        "bert": lambda: bench_bert(device, rounds),
-        "scaling": lambda: bench_scaling(device, rounds, SCALING_LENGTHS[:4] if args.quick else SCALING_LENGTHS),
-        "notebooks": bench_notebooks,
+        "mha": lambda: bench_mha(device, rounds, MHA_SHAPES[:2] if args.quick else MHA_SHAPES, plot=plot),
+        "bert": lambda: bench_bert(device, rounds, plot=plot),
+        "scaling": lambda: bench_scaling(device, rounds, SCALING_LENGTHS[:4] if args.quick else SCALING_LENGTHS,
+                                         plot=plot),
+        "notebooks": lambda: bench_notebooks(plot=plot),
         "site": bench_site,
     }
     blocks = read_blocks(args.output.read_text()) if args.output.exists() else {}
