@@ -79,3 +79,11 @@ def test_catches_pooling_the_keys_and_a_wrong_return(capsys):
     assert "pooled" in capsys.readouterr().out
     assert not checks.han_attention(lambda *args: right(*args)[1])
     assert "expected a pair" in capsys.readouterr().out
+
+
+def test_catches_the_student_stub_that_returns_none(capsys):
+    def stub(values, padding_mask, weight, bias, context):
+        ...
+
+    assert not checks.han_attention(stub)
+    assert "returned None" in capsys.readouterr().out

@@ -546,8 +546,11 @@ def han_attention(candidate: Callable[..., Any]) -> bool:
         bias = torch.randn(attention_size, generator=generator, dtype=torch.float64)
         context = 2 * torch.randn(attention_size, generator=generator, dtype=torch.float64)
         arguments = (values, padding_mask, weight, bias, context)
+        problems_before = len(checker.problems)
         result = checker.call(candidate, *(a.clone() for a in arguments), case=case)
         if result is None:
+            if len(checker.problems) == problems_before:  # it returned None rather than raising
+                checker.expect(False, f"{case}: returned None; return the pair (pooled, weights)")
             continue
         if not isinstance(result, tuple) or len(result) != 2:
             checker.expect(False, f"{case}: expected a pair (pooled, weights), got {type(result).__name__}")
