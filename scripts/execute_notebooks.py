@@ -27,6 +27,8 @@ QUIET_ENV = {
     "HF_HUB_DISABLE_TELEMETRY": "1",
     "TQDM_DISABLE": "1",
     "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+    # idle OpenMP threads sleep instead of spinning: on a busy machine spinning makes tiny models crawl
+    "OMP_WAIT_POLICY": "PASSIVE",
 }
 
 
