@@ -411,10 +411,12 @@ def describe_machine(device: torch.device, quick: bool) -> str:
     processor = platform.processor() or platform.machine()
     accelerator = (f"on the GPU ({torch.cuda.get_device_name(device)})" if device.type == "cuda"
                    else "on the CPU (no GPU was present)")
+    load = os.getloadavg()[0]
+    busy = load > (os.cpu_count() or 1)
     return (
         f"Measured {time.strftime('%Y-%m-%d')} {accelerator}: {processor}, {os.cpu_count()} CPU cores, "
-        f"Python {platform.python_version()}, torch {torch.__version__}; load average {os.getloadavg()[0]:.1f} "
-        "when the run began (above the core count, other programs were competing: trust the ratios, not the ms). "
+        f"Python {platform.python_version()}, torch {torch.__version__}; load average {load:.1f} when the run began"
+        + (" (above the core count, other programs were competing: trust the ratios, not the ms). " if busy else ". ")
         + ("Produced by `python benchmarks/run.py --quick` (a smoke test: fewer rounds and sizes, not for the record)."
            if quick else "Produced by `python benchmarks/run.py`.")
     )
