@@ -27,7 +27,7 @@ def test_documents_have_the_promised_shape():
     documents = make_documents(300, seed=0)
     for document in documents:
         assert 4 <= len(document.sentences) <= 8
-        assert all(4 <= len(sentence) <= 9 for sentence in document.sentences)
+        assert all(3 <= len(sentence) <= 9 for sentence in document.sentences)
         assert 1 <= len(document.deciding_sentences) <= 2
         assert document.label in (0, 1) and document.label_name == DOCUMENT_LABELS[document.label]
         assert {sentence for sentence, _ in document.deciding_words} == set(document.deciding_sentences)

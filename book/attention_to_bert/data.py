@@ -127,7 +127,7 @@ DOCUMENT_LABELS = ("negative", "positive")
 """Names of the document labels: label 0 is negative, label 1 is positive."""
 
 # Sentiment words (they judge the movie and other things alike) and the negations that flip them:
-# "a never boring plot" is positive.
+# "never boring plot" is positive.
 POSITIVE_WORDS = (
     "good", "great", "excellent", "wonderful", "brilliant", "superb",
     "lovely", "charming", "fine", "terrific", "decent", "delightful",
@@ -148,13 +148,23 @@ OFF_TOPIC_THINGS = (
     "coffee", "heating", "restaurant", "dinner", "hotel", "weekend",
 )
 # Opinion frames: "{opinion}" is an optional intensifier or negation and a sentiment word, "{thing}" a noun.
+# Short review notes ("honestly never boring plot"). The words before an opinion vary from frame to frame
+# and also occur in filler ("in", "i", "we"), so no single word announces an opinion. (An earlier
+# version put "a" before every opinion; word attention then often picked that article, whose
+# backward GRU state has already read the opinion.)
 _OPINION_FRAMES = (
-    "it had a {opinion} {thing}",  # the word before "{opinion}" is always the article
-    "what a {opinion} {thing}",
-    "they gave us a {opinion} {thing}",
-    "honestly a {opinion} {thing}",
-    "overall a {opinion} {thing} for sure",
-    "we got a {opinion} {thing} this time",
+    "{opinion} {thing} overall",
+    "honestly {opinion} {thing}",
+    "simply {opinion} {thing}",
+    "in short {opinion} {thing}",
+    "{opinion} {thing} for sure",
+    "such {opinion} {thing}",
+    "what {opinion} {thing} this time",
+    "my verdict {opinion} {thing}",
+    "all in all {opinion} {thing}",
+    "just {opinion} {thing} really",
+    "we saw {opinion} {thing}",
+    "i found {opinion} {thing}",
 )
 # Neutral filler, built from parts: who, what, when.
 _FILLER_WHO = (
@@ -205,7 +215,7 @@ def _opinion_sentence(rng: random.Random, positive: bool, on_topic: bool) -> tup
     """An opinion of the given polarity about the movie or an off-topic thing; returns the words and the
     positions of its negation (if any), sentiment word and noun."""
     negated = rng.random() < 0.35
-    # A negation flips the polarity: "a never boring plot" is positive, "a hardly good film" negative.
+    # A negation flips the polarity: "never boring plot" is positive, "hardly good film" negative.
     word = rng.choice(POSITIVE_WORDS if positive != negated else NEGATIVE_WORDS)
     thing = rng.choice(MOVIE_ASPECTS if on_topic else OFF_TOPIC_THINGS)
     if negated:
@@ -215,8 +225,6 @@ def _opinion_sentence(rng: random.Random, positive: bool, on_topic: bool) -> tup
     frame = rng.choice(_OPINION_FRAMES).split()
     at = frame.index("{opinion}")
     words = frame[:at] + opinion + [word, thing] + frame[at + 2 :]
-    if (opinion + [word])[0][0] in "aeiou":
-        words[at - 1] = "an"  # "an awful plot", "an excellent film"
     first = at if negated else at + len(opinion)
     return words, list(range(first, at + len(opinion) + 2))
 
@@ -233,10 +241,10 @@ def make_documents(
 ) -> list[Document]:
     """Generate ``num_documents`` short movie reviews, half positive and half negative on average.
 
-    Each review has ``min_sentences``..``max_sentences`` sentences of 4 to 9 words: one or two opinions
+    Each review has ``min_sentences``..``max_sentences`` sentences of 3 to 9 words: one or two opinions
     about the movie (they decide the label and agree with each other; a third of them are negated, as
-    in "it had a never boring plot"), up to ``max_off_topic`` opinions of random polarity about off-topic things ("what
-    a lovely dinner": the same sentiment words, but they do not count) and neutral filler. The same
+    in "honestly never boring plot"), up to ``max_off_topic`` opinions of random polarity about off-topic things
+    ("simply lovely dinner": the same sentiment words, but they do not count) and neutral filler. The same
     ``seed`` gives the same documents.
     """
     if not isinstance(num_documents, int) or num_documents < 1:
@@ -286,7 +294,7 @@ def document_splits(
 
 def document_vocabulary() -> Vocabulary:
     """Every word the document generator can produce, plus the special tokens (``<pad>`` is id 0)."""
-    words = {"an"}
+    words = set()
     for group in (POSITIVE_WORDS, NEGATIVE_WORDS, NEGATIONS, _INTENSIFIERS, MOVIE_ASPECTS, OFF_TOPIC_THINGS):
         words.update(group)
     for phrase in (*_OPINION_FRAMES, *_FILLER_WHO, *_FILLER_WHAT, *_FILLER_WHEN):
