@@ -108,6 +108,21 @@ def test_without_attention_the_context_is_the_encoder_final_state(vocabs):
     assert weights is None and torch.equal(context, final)
 
 
+@pytest.mark.parametrize("score", ["additive", "dot", "general", None])
+def test_teacher_forcing_equals_calling_step_at_every_position(vocabs, score):
+    """forward() hoists the embeddings and the output layer out of the loop; it must still equal step()."""
+    model = model_for(vocabs, score)
+    source, lengths, target = encode_pairs(PAIRS, *vocabs)
+    logits, weights = model(source, lengths, target[:, :-1])
+    outputs, final, mask = model.encode(source, lengths)
+    state = model.decoder.start(final)
+    for t in range(target.shape[1] - 1):
+        step_logits, state, step_weights = model.decoder.step(target[:, t], state, outputs, final, mask)
+        torch.testing.assert_close(logits[:, t], step_logits, rtol=0, atol=1e-12)
+        if score is not None:
+            torch.testing.assert_close(weights[:, t], step_weights, rtol=0, atol=1e-12)
+
+
 @pytest.mark.parametrize("score", ["additive", None])
 def test_greedy_decode_agrees_with_teacher_forcing_on_its_own_output(vocabs, score):
     model = model_for(vocabs, score, seed=1)

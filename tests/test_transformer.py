@@ -236,6 +236,24 @@ def test_sdpa_path_equals_the_explicit_path():
     assert torch.all(fast[2] == 0)
 
 
+def test_fused_self_attention_projection_equals_three_separate_projections():
+    """Self-attention (query is key is value) takes one stacked q/k/v product; it must change nothing."""
+    _, ours = pair(16, 4, seed=7)
+    x = torch.randn(3, 5, 16, requires_grad=True)
+    copies = [x.detach().clone().requires_grad_() for _ in range(3)]  # three tensors: the three-product path
+    fused, fused_weights = ours(x, x, x)
+    separate, separate_weights = ours(*copies)
+    torch.testing.assert_close(fused, separate, rtol=0, atol=1e-6)
+    torch.testing.assert_close(fused_weights, separate_weights, rtol=0, atol=1e-6)
+    fused.square().sum().backward()
+    fused_grads = [p.grad.clone() for p in ours.parameters()]
+    ours.zero_grad()
+    separate.square().sum().backward()
+    for fused_grad, p in zip(fused_grads, ours.parameters(), strict=True):
+        torch.testing.assert_close(fused_grad, p.grad, rtol=0, atol=1e-5)
+    torch.testing.assert_close(x.grad, sum(copy.grad for copy in copies), rtol=0, atol=1e-5)
+
+
 def test_returned_weights_are_the_ones_used_after_dropout():
     torch.manual_seed(7)
     ours = MultiHeadAttention(8, 2, dropout=0.5).train()

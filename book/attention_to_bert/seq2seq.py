@@ -171,18 +171,25 @@ class Decoder(nn.Module):
                 source_mask: Tensor) -> tuple[Tensor, Tensor | None]:
         """Teacher forcing: step ``t`` reads the true token ``target_in[:, t]``; returns logits ``(batch, T, vocab)``
         and the attention weights ``(batch, T, source_len)`` (``None`` without attention)."""
+        # The same computation as calling ``step`` T times, arranged for speed: the embeddings of all steps
+        # are looked up at once, and the output layer, which does not feed back into the recurrence, is
+        # applied once to all steps after the loop.
         state = self.start(encoder_final)
-        all_logits, all_weights = [], []
+        embedded = self.embedding(target_in)  # (batch, T, embedding_size)
+        states, contexts, all_weights = [], [], []
         self.cache_keys(encoder_outputs)
         try:
             for t in range(target_in.shape[1]):
-                logits, state, weights = self.step(target_in[:, t], state, encoder_outputs, encoder_final, source_mask)
-                all_logits.append(logits)
+                context, weights = self.context(state, encoder_outputs, encoder_final, source_mask)
+                state = self.cell(torch.cat([embedded[:, t], context], dim=-1), state)
+                states.append(state)
+                contexts.append(context)
                 all_weights.append(weights)
         finally:
             self.cache_keys(None)
+        logits = self.output(torch.cat([torch.stack(states, dim=1), torch.stack(contexts, dim=1), embedded], dim=-1))
         stacked_weights = None if self.score is None else torch.stack(all_weights, dim=1)
-        return torch.stack(all_logits, dim=1), stacked_weights
+        return logits, stacked_weights
 
 
 class Seq2Seq(nn.Module):

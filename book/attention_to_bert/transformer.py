@@ -228,6 +228,16 @@ class MultiHeadAttention(nn.Module):
             mask = attn_mask if mask is None else mask | attn_mask
         return mask
 
+    def _projected_self_attention_inputs(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``q_proj(x), k_proj(x), v_proj(x)`` in one matrix product with the three weights stacked.
+
+        The same numbers as three separate products, but faster (one larger product, and one gradient for ``x``
+        in the backward pass instead of three to add up).
+        """
+        weight = torch.cat([self.q_proj.weight, self.k_proj.weight, self.v_proj.weight])
+        bias = None if self.q_proj.bias is None else torch.cat([self.q_proj.bias, self.k_proj.bias, self.v_proj.bias])
+        return F.linear(x, weight, bias).chunk(3, dim=-1)
+
     def forward(
         self,
         query: torch.Tensor,
@@ -239,9 +249,13 @@ class MultiHeadAttention(nn.Module):
         self._check_inputs(query, key, value)
         batch, query_len, key_len = query.shape[0], query.shape[1], key.shape[1]
         mask = self.combined_mask(batch, query_len, key_len, key_padding_mask, attn_mask)
-        q = split_heads(self.q_proj(query), self.num_heads)  # (batch, heads, query_len, head_dim)
-        k = split_heads(self.k_proj(key), self.num_heads)  # (batch, heads, key_len, head_dim)
-        v = split_heads(self.v_proj(value), self.num_heads)
+        if query is key and key is value:  # self-attention: one (d_model -> 3 d_model) product, as torch does
+            q, k, v = self._projected_self_attention_inputs(query)
+        else:
+            q, k, v = self.q_proj(query), self.k_proj(key), self.v_proj(value)
+        q = split_heads(q, self.num_heads)  # (batch, heads, query_len, head_dim)
+        k = split_heads(k, self.num_heads)  # (batch, heads, key_len, head_dim)
+        v = split_heads(v, self.num_heads)
         dropout = self.dropout if self.training else 0.0
         weights = None
         if self.use_sdpa:
