@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from attention_to_bert import set_seed
-from attention_to_bert.attention import AdditiveScore, masked_softmax
+from attention_to_bert.attention import AdditiveScore, GeneralScore, masked_softmax
 from attention_to_bert.data import EOS, date_vocabularies, encode_pairs, make_digit_strings
 from attention_to_bert.seq2seq import (
     Decoder,
@@ -84,10 +84,11 @@ def test_attention_step_matches_the_formula(vocabs):
         torch.testing.assert_close(context[row], expected @ outputs[row, :length])
 
 
-def test_cached_additive_keys_give_the_same_scores(vocabs):
-    model = model_for(vocabs, "additive")
+@pytest.mark.parametrize("score", ["additive", "general"])
+def test_cached_projected_keys_give_the_same_scores(vocabs, score):
+    model = model_for(vocabs, score)
     decoder = model.decoder
-    assert isinstance(decoder.score, AdditiveScore)
+    assert isinstance(decoder.score, AdditiveScore if score == "additive" else GeneralScore)
     keys = torch.randn(3, 7, 12, dtype=torch.float64)
     query = torch.randn(3, 1, 12, dtype=torch.float64)
     plain = decoder._step_score(query, keys)

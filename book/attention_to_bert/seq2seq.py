@@ -141,21 +141,23 @@ class Decoder(nn.Module):
         return context.squeeze(1), weights.squeeze(1)
 
     def _step_score(self, query: Tensor, key: Tensor) -> Tensor:
-        """``self.score(query, key)``, reusing the additive score's key projection ``W_k h_j`` when it is cached.
+        """``self.score(query, key)``, reusing the key projection (``W_k h_j`` or ``W h_j``) when it is cached.
 
-        The projection of the keys does not depend on the step, so Bahdanau et al. compute it once per
-        sentence; :meth:`forward` and :func:`greedy_decode` cache it in ``self._projected_keys``.
+        The projection of the keys does not depend on the step, so Bahdanau et al. and Luong et al. compute
+        it once per sentence; :meth:`forward` and :func:`greedy_decode` cache it in ``self._projected_keys``.
         """
         cached = getattr(self, "_projected_keys", None)
-        if isinstance(self.score, AdditiveScore) and cached is not None and cached[0] is key:
+        if cached is None or cached[0] is not key:
+            return self.score(query, key)
+        if isinstance(self.score, AdditiveScore):
             hidden = torch.tanh(self.score.query_projection(query).unsqueeze(-2) + cached[1].unsqueeze(-3))
             return self.score.v(hidden).squeeze(-1)
-        return self.score(query, key)
+        return query @ cached[1].transpose(-2, -1)  # GeneralScore: q . (W h_j)
 
     def cache_keys(self, encoder_outputs: Tensor | None) -> None:
-        """Project the keys once for all steps (additive score only); ``None`` clears the cache."""
+        """Project the keys once for all steps (additive and general scores); ``None`` clears the cache."""
         self._projected_keys = None
-        if encoder_outputs is not None and isinstance(self.score, AdditiveScore):
+        if encoder_outputs is not None and isinstance(self.score, (AdditiveScore, GeneralScore)):
             self._projected_keys = (encoder_outputs, self.score.key_projection(encoder_outputs))
 
     def step(self, previous_token: Tensor, state: Tensor, encoder_outputs: Tensor, encoder_final: Tensor,
