@@ -1,7 +1,7 @@
 """Benchmarks of the book: our implementations against the references, and the book's own run time.
 
-    python benchmarks/run.py                  # everything: about 15 minutes on a quiet 2-core laptop, most of it
-                                              # executing the notebooks (--only mha bert scaling: about 3)
+    python benchmarks/run.py                  # everything: about 8 minutes on a quiet 2-core laptop, most of it
+                                              # executing the notebooks (--only mha bert scaling: about 2)
     python benchmarks/run.py --only mha bert  # some sections: mha, bert, scaling, notebooks, site
     python benchmarks/run.py --quick          # fewer rounds and sizes: a smoke test, not for the record
     python benchmarks/run.py --device cuda    # force a device (default: CUDA when present, else the CPU)
