@@ -32,6 +32,12 @@ __all__ = [
 ScoreFunction = Callable[[Tensor, Tensor], Tensor]
 
 
+def check_positive_int(name: str, value: object) -> None:
+    """Raise a ValueError naming ``name`` unless ``value`` is an int >= 1 (a bool is not a size)."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name} must be a positive int, got {value!r}")
+
+
 def _check_float_tensor(tensor: object, name: str, min_dims: int = 1) -> None:
     if not isinstance(tensor, Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(tensor).__name__}")
@@ -149,8 +155,7 @@ class GeneralScore(nn.Module):
     def __init__(self, query_size: int, key_size: int) -> None:
         super().__init__()
         for name, size in (("query_size", query_size), ("key_size", key_size)):
-            if not isinstance(size, int) or size < 1:
-                raise ValueError(f"{name} must be a positive int, got {size!r}")
+            check_positive_int(name, size)
         self.query_size = query_size
         self.key_size = key_size
         self.key_projection = nn.Linear(key_size, query_size, bias=False)
@@ -179,8 +184,7 @@ class AdditiveScore(nn.Module):
     def __init__(self, query_size: int, key_size: int, hidden_size: int) -> None:
         super().__init__()
         for name, size in (("query_size", query_size), ("key_size", key_size), ("hidden_size", hidden_size)):
-            if not isinstance(size, int) or size < 1:
-                raise ValueError(f"{name} must be a positive int, got {size!r}")
+            check_positive_int(name, size)
         self.query_size = query_size
         self.key_size = key_size
         self.hidden_size = hidden_size

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import torch
 
+from attention_to_bert.attention import check_positive_int
+
 PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<bos>", "<eos>"
 
 
@@ -247,8 +249,7 @@ def make_documents(
     ("simply lovely dinner": the same sentiment words, but they do not count) and neutral filler. The same
     ``seed`` gives the same documents.
     """
-    if not isinstance(num_documents, int) or num_documents < 1:
-        raise ValueError(f"num_documents must be a positive int, got {num_documents!r}")
+    check_positive_int("num_documents", num_documents)
     if not isinstance(seed, int):
         raise TypeError(f"seed must be an int, got {type(seed).__name__}")
     if not 2 <= min_sentences <= max_sentences:
@@ -611,8 +612,7 @@ def make_stories(
     the words on *both* sides of it, and whether sentence B follows sentence A can be told from the
     world and the chain — what masked-LM and next-sentence pre-training need.
     """
-    if not isinstance(num_stories, int) or num_stories < 1:
-        raise ValueError(f"num_stories must be a positive int, got {num_stories!r}")
+    check_positive_int("num_stories", num_stories)
     if not 2 <= min_sentences <= max_sentences:
         raise ValueError(f"need 2 <= min_sentences <= max_sentences, got {min_sentences} and {max_sentences}")
     rng = random.Random(seed)

@@ -24,7 +24,14 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from attention_to_bert.attention import AdditiveScore, GeneralScore, attention, dot_score, padding_mask
+from attention_to_bert.attention import (
+    AdditiveScore,
+    GeneralScore,
+    attention,
+    check_positive_int,
+    dot_score,
+    padding_mask,
+)
 from attention_to_bert.data import BOS, EOS, Vocabulary, encode_pairs
 from attention_to_bert.training import train
 
@@ -42,11 +49,6 @@ __all__ = [
 
 SCORES = ("additive", "dot", "general", None)
 """The attention scores a :class:`Seq2Seq` can use; ``None`` means no attention."""
-
-
-def _check_positive_int(name: str, value: object) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
 
 
 def _check_source(source: object, lengths: object) -> None:
@@ -74,7 +76,7 @@ class Encoder(nn.Module):
         super().__init__()
         for name, value in (("vocab_size", vocab_size), ("embedding_size", embedding_size),
                             ("hidden_size", hidden_size)):
-            _check_positive_int(name, value)
+            check_positive_int(name, value)
         self.hidden_size = hidden_size
         self.embedding = nn.Embedding(vocab_size, embedding_size, padding_idx=pad_id)
         self.rnn = nn.GRU(embedding_size, hidden_size, batch_first=True, bidirectional=True)
@@ -104,7 +106,7 @@ class Decoder(nn.Module):
         super().__init__()
         for name, value in (("vocab_size", vocab_size), ("embedding_size", embedding_size),
                             ("hidden_size", hidden_size), ("encoder_size", encoder_size)):
-            _check_positive_int(name, value)
+            check_positive_int(name, value)
         if score not in SCORES:
             raise ValueError(f"score must be one of {SCORES}, got {score!r}")
         if score == "dot" and hidden_size != encoder_size:
@@ -244,7 +246,7 @@ def greedy_decode(
     """
     if not isinstance(model, Seq2Seq):
         raise TypeError(f"model must be a Seq2Seq, got {type(model).__name__}")
-    _check_positive_int("max_length", max_length)
+    check_positive_int("max_length", max_length)
     was_training = model.training
     model.eval()
     outputs, final, mask = model.encode(source, lengths)
@@ -309,8 +311,8 @@ def fit(model: Seq2Seq, pairs: Sequence[tuple[str, str]], *, epochs: int = 10, b
     Each epoch visits the pairs in a new seeded order, in batches trimmed to their longest source.
     Returns the loss of every step and the seconds it took.
     """
-    _check_positive_int("epochs", epochs)
-    _check_positive_int("batch_size", batch_size)
+    check_positive_int("epochs", epochs)
+    check_positive_int("batch_size", batch_size)
     device = next(model.parameters()).device
     source, lengths, target = encode_pairs(pairs, model.source_vocab, model.target_vocab)
     generator = torch.Generator().manual_seed(seed)

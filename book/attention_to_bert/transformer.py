@@ -23,6 +23,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from attention_to_bert.attention import check_positive_int
+
 # --- Masks and head reshaping ---
 
 
@@ -153,8 +155,7 @@ class MultiHeadAttention(nn.Module):
         self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True, use_sdpa: bool = False
     ) -> None:
         super().__init__()
-        if not isinstance(num_heads, int) or num_heads < 1:
-            raise ValueError(f"num_heads must be a positive int, got {num_heads!r}")
+        check_positive_int("num_heads", num_heads)
         if d_model % num_heads != 0:
             raise ValueError(
                 f"d_model={d_model} must be divisible by num_heads={num_heads} (each head gets d_model // num_heads "
@@ -587,8 +588,7 @@ class Seq2SeqTransformer(nn.Module):
         super().__init__()
         for name, value in (("src_vocab_size", src_vocab_size), ("tgt_vocab_size", tgt_vocab_size),
                             ("num_layers", num_layers), ("max_len", max_len)):
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
+            check_positive_int(name, value)
         if not 0 <= pad_id < min(src_vocab_size, tgt_vocab_size):
             raise ValueError(f"pad_id must be a token id of both vocabularies, got {pad_id}")
         self.d_model = d_model
@@ -749,10 +749,8 @@ def noam_schedule(d_model: int, warmup_steps: int, factor: float = 1.0) -> Calla
     for ``warmup_steps`` steps, peaks there, then decays like 1/√step. Step 0 is treated as step 1,
     so that it can be used with ``torch.optim.lr_scheduler.LambdaLR`` on an optimizer whose ``lr`` is 1.
     """
-    if not isinstance(d_model, int) or d_model < 1:
-        raise ValueError(f"d_model must be a positive int, got {d_model!r}")
-    if not isinstance(warmup_steps, int) or warmup_steps < 1:
-        raise ValueError(f"warmup_steps must be a positive int, got {warmup_steps!r}")
+    check_positive_int("d_model", d_model)
+    check_positive_int("warmup_steps", warmup_steps)
     if factor <= 0:
         raise ValueError(f"factor must be > 0, got {factor}")
 
