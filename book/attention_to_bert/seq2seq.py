@@ -162,14 +162,23 @@ class Decoder(nn.Module):
         if encoder_outputs is not None and isinstance(self.score, (AdditiveScore, GeneralScore)):
             self._projected_keys = (encoder_outputs, self.score.key_projection(encoder_outputs))
 
+    def _advance(self, embedded: Tensor, state: Tensor, encoder_outputs: Tensor, encoder_final: Tensor,
+                 source_mask: Tensor) -> tuple[Tensor, Tensor, Tensor | None]:
+        """The recurrence of one step: the context for ``state``, then the new state; returns both and the weights."""
+        context, weights = self.context(state, encoder_outputs, encoder_final, source_mask)
+        state = self.cell(torch.cat([embedded, context], dim=-1), state)
+        return state, context, weights
+
+    def _logits(self, state: Tensor, context: Tensor, embedded: Tensor) -> Tensor:
+        """The output layer; it works on one step ``(batch, ...)`` or on all steps ``(batch, T, ...)`` at once."""
+        return self.output(torch.cat([state, context, embedded], dim=-1))
+
     def step(self, previous_token: Tensor, state: Tensor, encoder_outputs: Tensor, encoder_final: Tensor,
              source_mask: Tensor) -> tuple[Tensor, Tensor, Tensor | None]:
         """One decoder step: returns the logits ``(batch, vocab)``, the new state and the attention weights."""
-        context, weights = self.context(state, encoder_outputs, encoder_final, source_mask)
         embedded = self.embedding(previous_token)
-        state = self.cell(torch.cat([embedded, context], dim=-1), state)
-        logits = self.output(torch.cat([state, context, embedded], dim=-1))
-        return logits, state, weights
+        state, context, weights = self._advance(embedded, state, encoder_outputs, encoder_final, source_mask)
+        return self._logits(state, context, embedded), state, weights
 
     def forward(self, target_in: Tensor, encoder_outputs: Tensor, encoder_final: Tensor,
                 source_mask: Tensor) -> tuple[Tensor, Tensor | None]:
@@ -184,14 +193,14 @@ class Decoder(nn.Module):
         self.cache_keys(encoder_outputs)
         try:
             for t in range(target_in.shape[1]):
-                context, weights = self.context(state, encoder_outputs, encoder_final, source_mask)
-                state = self.cell(torch.cat([embedded[:, t], context], dim=-1), state)
+                state, context, weights = self._advance(embedded[:, t], state, encoder_outputs, encoder_final,
+                                                        source_mask)
                 states.append(state)
                 contexts.append(context)
                 all_weights.append(weights)
         finally:
             self.cache_keys(None)
-        logits = self.output(torch.cat([torch.stack(states, dim=1), torch.stack(contexts, dim=1), embedded], dim=-1))
+        logits = self._logits(torch.stack(states, dim=1), torch.stack(contexts, dim=1), embedded)
         stacked_weights = None if self.score is None else torch.stack(all_weights, dim=1)
         return logits, stacked_weights
 
