@@ -88,9 +88,9 @@ def test_masked_softmax_rejects_bad_input():
         masked_softmax([[0.0, 1.0]])
     with pytest.raises(TypeError, match="floating-point tensor, got torch.int64"):
         masked_softmax(torch.zeros(2, 5, dtype=torch.long))
-    with pytest.raises(TypeError, match=r"mask must be a bool tensor \(True = may not attend\), got torch.int64"):
+    with pytest.raises(TypeError, match=r"mask must be a torch.bool tensor \(True = may not attend\), got torch.int64"):
         masked_softmax(scores, torch.zeros(2, 5, dtype=torch.long))
-    with pytest.raises(TypeError, match="mask must be a bool tensor"):
+    with pytest.raises(TypeError, match="mask must be a torch.bool tensor"):
         masked_softmax(scores, [[True] * 5] * 2)
     with pytest.raises(ValueError, match=r"mask of shape \(2, 4\) cannot be broadcast to scores of shape \(2, 5\)"):
         masked_softmax(scores, torch.zeros(2, 4, dtype=torch.bool))
@@ -189,7 +189,7 @@ def test_learned_scores_reject_wrong_sizes():
         GeneralScore(3, 4)(torch.zeros(2, 5), torch.zeros(6, 4))
     with pytest.raises(ValueError, match=r"AdditiveScore\(3, 4, 8\) expects .* got query \(2, 3\) and key \(6, 3\)"):
         AdditiveScore(3, 4, 8)(torch.zeros(2, 3), torch.zeros(6, 3))
-    with pytest.raises(ValueError, match="hidden_size must be a positive int"):
+    with pytest.raises(ValueError, match="hidden_size must be >= 1, got 0"):
         AdditiveScore(3, 4, 0)
 
 
@@ -240,7 +240,7 @@ def test_attention_rejects_bad_input():
         attention(q, torch.zeros(4, 2), v)
     with pytest.raises(ValueError, match=r"mask of shape \(2, 3\) cannot be broadcast to scores of shape \(2, 4\)"):
         attention(q, k, v, mask=torch.zeros(2, 3, dtype=torch.bool))
-    with pytest.raises(TypeError, match="mask must be a bool tensor"):
+    with pytest.raises(TypeError, match="mask must be a torch.bool tensor"):
         attention(q, k, v, mask=torch.zeros(2, 4))
     with pytest.raises(TypeError, match="value must be a torch.Tensor"):
         attention(q, k, [[0.0]])

@@ -285,12 +285,12 @@ def test_stories_are_seeded_chained_and_agree_in_number():
         for sentence in story:
             assert sentence[-1] == "." and all(word in vocabulary for word in sentence)
     assert vocabulary.itos[:5] == list(data.BERT_SPECIALS)
-    verbs = {verb for world in data._STORY_WORLDS.values() for verb in (*world["verbs"], *world["intransitive"])}
-    adjectives = {adjective for world in data._STORY_WORLDS.values() for adjective in world["adjectives"]}
+    verbs = {verb for world in data.pretraining._STORY_WORLDS.values() for verb in (*world["verbs"], *world["intransitive"])}
+    adjectives = {adjective for world in data.pretraining._STORY_WORLDS.values() for adjective in world["adjectives"]}
     for sentence in (sentence for story in stories for sentence in story):
         verb = sentence[3] if sentence[1] in adjectives else sentence[2]
         if sentence[0] in ("this", "that", "one"):  # singular subject: "this cow sleeps"
-            assert verb in {data._with_s(v) for v in verbs}, sentence
+            assert verb in {data.pretraining._with_s(v) for v in verbs}, sentence
         elif sentence[0] in ("these", "those", "some"):  # plural subject: "these cows sleep"
             assert verb in verbs, sentence
     for story in stories:  # chained: the last noun of a transitive sentence is the next subject

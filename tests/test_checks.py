@@ -10,7 +10,7 @@ from attention_to_bert.checks import Checker
 CHECKERS = [
     function
     for name, function in inspect.getmembers(checks, inspect.isfunction)
-    if not name.startswith("_") and function.__module__ == checks.__name__
+    if not name.startswith("_") and function.__module__.startswith(checks.__name__ + ".ch")
 ]
 
 

@@ -118,13 +118,13 @@ def test_encode_rejects_bad_input():
 
 
 def test_make_documents_rejects_bad_arguments():
-    with pytest.raises(ValueError, match="num_documents must be a positive int"):
+    with pytest.raises(ValueError, match="num_documents must be >= 1"):
         make_documents(0, seed=0)
     with pytest.raises(TypeError, match="seed must be an int"):
         make_documents(5, seed="0")
     with pytest.raises(ValueError, match="min_sentences <= max_sentences"):
         make_documents(5, seed=0, min_sentences=6, max_sentences=5)
-    with pytest.raises(ValueError, match="max_off_topic must be an int >= 0"):
+    with pytest.raises(ValueError, match="max_off_topic must be >= 0"):
         make_documents(5, seed=0, max_off_topic=-1)
 
 

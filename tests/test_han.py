@@ -19,7 +19,7 @@ def _word_ids() -> torch.Tensor:
     return ids
 
 
-@pytest.mark.parametrize("score", ["dot", "mlp"])
+@pytest.mark.parametrize("score", ["dot", "additive"])
 def test_shapes_and_weights_sum_to_one_with_zero_on_padding(score):
     torch.manual_seed(0)
     model = HierarchicalAttentionNetwork(VOCAB, num_classes=3, embedding_size=8, hidden_size=6, score=score).eval()
@@ -91,8 +91,8 @@ def test_context_attention_is_attention_with_the_context_vector_as_query():
     assert torch.allclose(weights, reference.squeeze(1), atol=1e-6)
 
 
-def test_mlp_score_uses_additive_score():
-    layer = ContextAttention(input_size=6, attention_size=4, score="mlp")
+def test_additive_score_is_attention_additive_score():
+    layer = ContextAttention(input_size=6, attention_size=4, score="additive")
     assert isinstance(layer.score, AdditiveScore)
     pooled, weights = layer(torch.randn(2, 3, 6), torch.zeros(2, 3, dtype=torch.bool))
     assert pooled.shape == (2, 6) and torch.allclose(weights.sum(-1), torch.ones(2))
@@ -121,13 +121,13 @@ def test_bigru_ignores_padding_and_zeroes_empty_sequences():
 
 def test_bad_input_gives_clear_errors():
     model = HierarchicalAttentionNetwork(VOCAB, embedding_size=8, hidden_size=6)
-    with pytest.raises(ValueError, match=r"word_ids must be a long tensor of shape \(documents, sentences, words\)"):
+    with pytest.raises(ValueError, match=r"word_ids must have shape \(documents, sentences, words\)"):
         model(torch.zeros(2, 5, dtype=torch.long))
-    with pytest.raises(ValueError, match="word_ids must be a long tensor"):
+    with pytest.raises(TypeError, match="word_ids must be a torch.long tensor"):
         model(torch.zeros(2, 3, 5))
     with pytest.raises(ValueError, match=r"word_padding_mask must have shape \(2, 3, 5\).*got \(2, 3, 4\)"):
         model(_word_ids(), torch.zeros(2, 3, 4, dtype=torch.bool))
-    with pytest.raises(TypeError, match="word_padding_mask must be a bool tensor"):
+    with pytest.raises(TypeError, match="word_padding_mask must be a torch.bool tensor"):
         model(_word_ids(), torch.zeros(2, 3, 5))
     with pytest.raises(ValueError, match="score must be one of"):
         HierarchicalAttentionNetwork(VOCAB, score="cosine")

@@ -69,7 +69,7 @@ def test_partner_symbols_name_the_ids():
         ({"num_sequences": 2, "num_pairs": 0}, ValueError, "num_pairs must be >= 1, got 0"),
         ({"num_sequences": 2, "num_pairs": True}, TypeError, "num_pairs must be an int, got bool"),
         ({"num_sequences": 2, "num_digits": 0}, ValueError, "num_digits must be >= 1, got 0"),
-        ({"num_sequences": 2, "num_pairs": 6, "num_symbols": 5}, ValueError, "num_symbols must be between"),
+        ({"num_sequences": 2, "num_pairs": 6, "num_symbols": 5}, ValueError, "num_symbols must be >= 6"),
         ({"num_sequences": 2, "num_symbols": 27}, ValueError, "between num_pairs (5) and 26, got 27"),
     ],
 )

@@ -25,6 +25,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from attention_to_bert.attention import masked_softmax
+from attention_to_bert.transformer import merge_heads, split_heads
+from attention_to_bert.validate import check_fraction, check_int, check_mask, check_tensor, check_token_ids
+
 IGNORE_INDEX = -100  # label of the positions a loss must skip (PyTorch's cross_entropy default)
 
 
@@ -118,34 +122,24 @@ class BertSelfAttention(nn.Module):
         self.dropout = nn.Dropout(config.attention_probs_dropout_prob)
         self.use_sdpa = config.attn_implementation == "sdpa"
 
-    def split_heads(self, x: torch.Tensor) -> torch.Tensor:
-        batch, seq, _ = x.shape
-        return x.view(batch, seq, self.num_attention_heads, self.head_size).transpose(1, 2)
-
     def forward(
-        self,
-        hidden: torch.Tensor,
-        additive_mask: torch.Tensor | None,
-        empty_rows: torch.Tensor | None,
-        need_weights: bool,
+        self, hidden: torch.Tensor, mask: torch.Tensor | None, need_weights: bool
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        query, key, value = (self.split_heads(layer(hidden)) for layer in (self.query, self.key, self.value))
+        """``mask`` is True where a key may not be attended to (padding), ``(batch, 1, 1, seq)``."""
+        heads = self.num_attention_heads
+        query, key, value = (split_heads(layer(hidden), heads) for layer in (self.query, self.key, self.value))
         if self.use_sdpa and not need_weights:  # fused kernel: same result, the weights are never stored
+            additive = None
+            if mask is not None:  # a finite "minus infinity", as Hugging Face's BERT adds
+                additive = torch.zeros(mask.shape, dtype=query.dtype, device=query.device)
+                additive = additive.masked_fill(mask, torch.finfo(query.dtype).min)
             p = self.dropout.p if self.training else 0.0
-            context = F.scaled_dot_product_attention(query, key, value, attn_mask=additive_mask, dropout_p=p)
-            weights = None
-        else:
-            scores = query @ key.transpose(-1, -2) / math.sqrt(self.head_size)
-            if additive_mask is not None:
-                scores = scores + additive_mask
-            weights = scores.softmax(dim=-1)
-            if empty_rows is not None:  # a sequence with no token to attend to: zeros, not a uniform guess
-                weights = weights.masked_fill(empty_rows, 0.0)
-            context = self.dropout(weights) @ value
-        if empty_rows is not None:
-            context = context.masked_fill(empty_rows, 0.0)
-        batch, _, seq, _ = context.shape
-        return context.transpose(1, 2).reshape(batch, seq, -1), weights
+            context = F.scaled_dot_product_attention(query, key, value, attn_mask=additive, dropout_p=p)
+            if mask is not None:  # a sequence with no token to attend to: zeros, not a uniform guess
+                context = context.masked_fill(mask.all(dim=-1, keepdim=True), 0.0)
+            return merge_heads(context), None
+        weights = masked_softmax(query @ key.transpose(-1, -2) / math.sqrt(self.head_size), mask)
+        return merge_heads(self.dropout(weights) @ value), weights
 
 
 class BertSelfOutput(nn.Module):
@@ -167,8 +161,8 @@ class BertAttention(nn.Module):
         self.self = BertSelfAttention(config)
         self.output = BertSelfOutput(config)
 
-    def forward(self, hidden, additive_mask, empty_rows, need_weights):
-        context, weights = self.self(hidden, additive_mask, empty_rows, need_weights)
+    def forward(self, hidden, mask, need_weights):
+        context, weights = self.self(hidden, mask, need_weights)
         return self.output(context, hidden), weights
 
 
@@ -206,8 +200,8 @@ class BertLayer(nn.Module):
         self.intermediate = BertIntermediate(config)
         self.output = BertOutput(config)
 
-    def forward(self, hidden, additive_mask, empty_rows, need_weights):
-        attended, weights = self.attention(hidden, additive_mask, empty_rows, need_weights)
+    def forward(self, hidden, mask, need_weights):
+        attended, weights = self.attention(hidden, mask, need_weights)
         return self.output(self.intermediate(attended), attended), weights
 
 
@@ -257,36 +251,22 @@ class BertModel(nn.Module):
         ``attn_implementation="sdpa"`` use PyTorch's fused attention kernel.
         """
         token_type_ids, attention_mask = self.check_inputs(input_ids, token_type_ids, attention_mask)
-        additive_mask = empty_rows = None
-        if attention_mask is not None:
-            keep = attention_mask.bool()[:, None, None, :]  # (batch, 1, 1, keys): broadcast over heads, queries
-            dtype = self.embeddings.word_embeddings.weight.dtype
-            additive_mask = torch.zeros(keep.shape, dtype=dtype, device=keep.device)
-            additive_mask = additive_mask.masked_fill(~keep, torch.finfo(dtype).min)
-            empty_rows = ~keep.any(dim=-1, keepdim=True)  # (batch, 1, 1, 1): nothing to attend to
-            if not empty_rows.any():
-                empty_rows = None
+        # (batch, 1, 1, keys), True at padding: broadcast over the heads and the queries
+        mask = None if attention_mask is None else ~attention_mask.bool()[:, None, None, :]
         hidden = self.embeddings(input_ids, token_type_ids)
         attentions = []
         for layer in self.encoder.layer:
-            hidden, weights = layer(hidden, additive_mask, empty_rows, output_attentions)
+            hidden, weights = layer(hidden, mask, output_attentions)
             if output_attentions:
                 attentions.append(weights)
         return hidden, attentions
 
     def check_inputs(self, input_ids, token_type_ids, attention_mask):
-        if not isinstance(input_ids, torch.Tensor) or input_ids.dtype != torch.long:
-            got = input_ids.dtype if isinstance(input_ids, torch.Tensor) else type(input_ids).__name__
-            raise TypeError(f"input_ids must be a torch.long tensor, got {got}")
-        if input_ids.dim() != 2:
-            raise ValueError(f"input_ids must have shape (batch, seq), got {tuple(input_ids.shape)}")
+        check_token_ids("input_ids", input_ids, self.config.vocab_size)
         seq = input_ids.shape[1]
         if seq > self.config.max_position_embeddings:
             raise ValueError(f"sequence of length {seq} is longer than max_position_embeddings "
                              f"({self.config.max_position_embeddings})")
-        if input_ids.numel() and (input_ids.min() < 0 or input_ids.max() >= self.config.vocab_size):
-            raise ValueError(f"input_ids must lie in [0, {self.config.vocab_size}), got values in "
-                             f"[{input_ids.min().item()}, {input_ids.max().item()}]")
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)
         elif token_type_ids.shape != input_ids.shape:
@@ -337,15 +317,9 @@ def mask_tokens(
     time. ``labels`` hold the original id at chosen positions and ``IGNORE_INDEX`` (-100) elsewhere,
     so the loss is computed on the chosen positions only. The input is not modified.
     """
-    if not isinstance(input_ids, torch.Tensor) or input_ids.dtype != torch.long:
-        raise TypeError("input_ids must be a torch.long tensor")
-    if not isinstance(special_mask, torch.Tensor) or special_mask.dtype != torch.bool:
-        raise TypeError("special_mask must be a torch.bool tensor (True at [CLS], [SEP], padding)")
-    if special_mask.shape != input_ids.shape:
-        raise ValueError(f"special_mask must have shape {tuple(input_ids.shape)} like input_ids, "
-                         f"got {tuple(special_mask.shape)}")
-    if not 0.0 <= mask_prob <= 1.0:
-        raise ValueError(f"mask_prob must be in [0, 1], got {mask_prob}")
+    check_tensor("input_ids", input_ids, dtype=torch.long)
+    check_mask("special_mask", special_mask, tuple(input_ids.shape), "True at [CLS], [SEP], padding")
+    check_fraction("mask_prob", mask_prob, closed=True)
     if not 0 <= mask_id < vocab_size:
         raise ValueError(f"mask_id must lie in [0, vocab_size={vocab_size}), got {mask_id}")
     device = input_ids.device
@@ -449,8 +423,7 @@ class BertForSequenceClassification(nn.Module):
 
     def __init__(self, config: BertConfig, num_labels: int, dropout: float | None = None) -> None:
         super().__init__()
-        if num_labels < 2:
-            raise ValueError(f"num_labels must be >= 2, got {num_labels}")
+        check_int("num_labels", num_labels, minimum=2)
         self.bert = BertModel(config)
         self.dropout = nn.Dropout(config.hidden_dropout_prob if dropout is None else dropout)
         self.classifier = nn.Linear(config.hidden_size, num_labels)

@@ -24,16 +24,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from attention_to_bert.attention import (
-    AdditiveScore,
-    GeneralScore,
-    attention,
-    check_positive_int,
-    dot_score,
-    padding_mask,
-)
+from attention_to_bert.attention import AdditiveScore, GeneralScore, attention, dot_score, padding_mask
 from attention_to_bert.data import BOS, EOS, Vocabulary, encode_pairs
 from attention_to_bert.training import train
+from attention_to_bert.validate import check_int, check_tensor, check_token_ids
 
 __all__ = [
     "SCORES",
@@ -52,14 +46,10 @@ SCORES = ("additive", "dot", "general", None)
 
 
 def _check_source(source: object, lengths: object) -> None:
-    if not isinstance(source, Tensor) or source.dtype != torch.long or source.dim() != 2:
-        got = type(source).__name__
-        if isinstance(source, Tensor):
-            got = f"{source.dtype} tensor of shape {tuple(source.shape)}"
-        raise TypeError(f"source must be a 2-D long tensor of token ids (batch, source_len), got {got}")
-    if not isinstance(lengths, Tensor) or lengths.dim() != 1 or lengths.shape[0] != source.shape[0]:
-        got = tuple(lengths.shape) if isinstance(lengths, Tensor) else type(lengths).__name__
-        raise ValueError(f"lengths must be a 1-D tensor of {source.shape[0]} source lengths, got {got}")
+    check_token_ids("source", source, axes="(batch, source_len)")
+    check_tensor("lengths", lengths, dim=1, axes="(batch,)")
+    if lengths.shape[0] != source.shape[0]:
+        raise ValueError(f"lengths must hold {source.shape[0]} source lengths, got {lengths.shape[0]}")
     if lengths.numel() and (int(lengths.min()) < 1 or int(lengths.max()) > source.shape[1]):
         raise ValueError(f"lengths must lie in 1..{source.shape[1]} (the source length), got {lengths.tolist()}")
 
@@ -76,7 +66,7 @@ class Encoder(nn.Module):
         super().__init__()
         for name, value in (("vocab_size", vocab_size), ("embedding_size", embedding_size),
                             ("hidden_size", hidden_size)):
-            check_positive_int(name, value)
+            check_int(name, value)
         self.hidden_size = hidden_size
         self.embedding = nn.Embedding(vocab_size, embedding_size, padding_idx=pad_id)
         self.rnn = nn.GRU(embedding_size, hidden_size, batch_first=True, bidirectional=True)
@@ -106,7 +96,7 @@ class Decoder(nn.Module):
         super().__init__()
         for name, value in (("vocab_size", vocab_size), ("embedding_size", embedding_size),
                             ("hidden_size", hidden_size), ("encoder_size", encoder_size)):
-            check_positive_int(name, value)
+            check_int(name, value)
         if score not in SCORES:
             raise ValueError(f"score must be one of {SCORES}, got {score!r}")
         if score == "dot" and hidden_size != encoder_size:
@@ -245,19 +235,21 @@ class Seq2Seq(nn.Module):
 
 
 @torch.no_grad()
-def greedy_decode(
-    model: Seq2Seq, source: Tensor, lengths: Tensor, max_length: int = 20
-) -> tuple[Tensor, Tensor | None]:
+def greedy_decode(model: Seq2Seq, source: Tensor, max_length: int = 20) -> tuple[Tensor, Tensor | None]:
     """Decode greedily: at each step feed back the most likely token, until every row has made ``<eos>``.
 
-    Returns the token ids ``(batch, steps)`` (``<eos>`` included; after it, ``<pad>``) and the attention
-    weights ``(batch, steps, source_len)`` (``None`` without attention), with ``steps <= max_length``.
+    ``source`` ``(batch, source_len)`` holds token ids padded with ``<pad>`` on the right (as
+    ``data.encode_pairs`` makes them). Returns the token ids ``(batch, steps)`` (``<eos>`` included;
+    after it, ``<pad>``) and the attention weights ``(batch, steps, source_len)`` (``None`` without
+    attention), with ``steps <= max_length``. ``translator.greedy_decode`` has the same signature.
     """
     if not isinstance(model, Seq2Seq):
         raise TypeError(f"model must be a Seq2Seq, got {type(model).__name__}")
-    check_positive_int("max_length", max_length)
+    check_int("max_length", max_length)
+    check_token_ids("source", source)
     was_training = model.training
     model.eval()
+    lengths = (source != model.source_vocab.pad_id).sum(dim=1)
     outputs, final, mask = model.encode(source, lengths)
     decoder = model.decoder
     state = decoder.start(final)
@@ -307,7 +299,7 @@ def translate(model: Seq2Seq, sources: Sequence[str], max_length: int | None = N
         chunk = list(sources[begin: begin + batch_size])
         source, lengths, _ = encode_pairs([(s, "") for s in chunk], model.source_vocab, model.target_vocab)
         steps = max_length if max_length is not None else int(lengths.max()) + 2
-        tokens, _ = greedy_decode(model, source.to(device), lengths.to(device), steps)
+        tokens, _ = greedy_decode(model, source.to(device), steps)
         results += ["".join(model.target_vocab.decode(row.tolist())) for row in tokens]
     return results
 
@@ -320,8 +312,8 @@ def fit(model: Seq2Seq, pairs: Sequence[tuple[str, str]], *, epochs: int = 10, b
     Each epoch visits the pairs in a new seeded order, in batches trimmed to their longest source.
     Returns the loss of every step and the seconds it took.
     """
-    check_positive_int("epochs", epochs)
-    check_positive_int("batch_size", batch_size)
+    check_int("epochs", epochs)
+    check_int("batch_size", batch_size)
     device = next(model.parameters()).device
     source, lengths, target = encode_pairs(pairs, model.source_vocab, model.target_vocab)
     generator = torch.Generator().manual_seed(seed)

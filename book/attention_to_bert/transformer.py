@@ -23,27 +23,21 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attention_to_bert.attention import check_positive_int
+from attention_to_bert.attention import masked_softmax
+from attention_to_bert.validate import check_fraction, check_int, check_mask, check_tensor, check_token_ids
 
 # --- Masks and head reshaping ---
 
 
 def causal_mask(size: int, device: torch.device | str | None = None) -> torch.Tensor:
     """A ``(size, size)`` bool mask, ``True`` above the diagonal: position i may not attend to j > i."""
-    if not isinstance(size, int) or isinstance(size, bool):
-        raise TypeError(f"size must be an int, got {type(size).__name__}")
-    if size < 1:
-        raise ValueError(f"size must be >= 1, got {size}")
+    check_int("size", size)
     return torch.ones(size, size, dtype=torch.bool, device=device).triu(diagonal=1)
 
 
 def padding_mask_from_ids(token_ids: torch.Tensor, pad_id: int = 0) -> torch.Tensor:
     """A ``(batch, seq)`` bool mask, ``True`` where ``token_ids`` is padding: the key_padding_mask to pass."""
-    if not isinstance(token_ids, torch.Tensor) or token_ids.dtype.is_floating_point:
-        got = token_ids.dtype if isinstance(token_ids, torch.Tensor) else type(token_ids).__name__
-        raise TypeError(f"token_ids must be an integer tensor, got {got}")
-    if token_ids.dim() != 2:
-        raise ValueError(f"token_ids must have shape (batch, seq), got {tuple(token_ids.shape)}")
+    check_token_ids("token_ids", token_ids)
     return token_ids == pad_id
 
 
@@ -89,8 +83,8 @@ class PositionalEncoding(nn.Module):
 
     def __init__(self, d_model: int, max_len: int = 512, dropout: float = 0.0) -> None:
         super().__init__()
-        if d_model < 1 or max_len < 1:
-            raise ValueError(f"d_model and max_len must be >= 1, got d_model={d_model}, max_len={max_len}")
+        check_int("d_model", d_model)
+        check_int("max_len", max_len)
         self.d_model, self.max_len = d_model, max_len
         position = torch.arange(max_len, dtype=torch.float32).unsqueeze(1)  # (max_len, 1)
         frequency = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float32) * (-math.log(10000.0) / d_model))
@@ -123,16 +117,6 @@ class LearnedPositionalEncoding(nn.Module):
 # --- Multi-head attention ---
 
 
-def _check_bool_mask(mask: torch.Tensor, name: str) -> None:
-    if not isinstance(mask, torch.Tensor):
-        raise TypeError(f"{name} must be a bool tensor (True = may not attend), got {type(mask).__name__}")
-    if mask.dtype != torch.bool:
-        raise TypeError(
-            f"{name} must be a bool tensor (True = may not attend), got dtype {mask.dtype}; "
-            "use causal_mask(size) or padding_mask_from_ids(token_ids)"
-        )
-
-
 class MultiHeadAttention(nn.Module):
     """Multi-head scaled dot-product attention, batch-first, like ``nn.MultiheadAttention(batch_first=True)``.
 
@@ -147,24 +131,21 @@ class MultiHeadAttention(nn.Module):
       weights actually used (after dropout, as torch returns them).
 
     A query row whose keys are all masked gets zero weights and a zero output row (torch gives NaN).
-    With ``use_sdpa=True`` the forward calls ``F.scaled_dot_product_attention`` (faster, same result) and
-    returns ``None`` for the weights.
     """
 
     def __init__(
-        self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True, use_sdpa: bool = False
+        self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True
     ) -> None:
         super().__init__()
-        check_positive_int("num_heads", num_heads)
+        check_int("num_heads", num_heads)
         if d_model % num_heads != 0:
             raise ValueError(
                 f"d_model={d_model} must be divisible by num_heads={num_heads} (each head gets d_model // num_heads "
                 f"features); try num_heads in {[h for h in range(1, d_model + 1) if d_model % h == 0][:8]}"
             )
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+        check_fraction("dropout", dropout)
         self.d_model, self.num_heads, self.head_dim = d_model, num_heads, d_model // num_heads
-        self.dropout, self.use_sdpa = dropout, use_sdpa
+        self.dropout = dropout
         self.q_proj = nn.Linear(d_model, d_model, bias=bias)
         self.k_proj = nn.Linear(d_model, d_model, bias=bias)
         self.v_proj = nn.Linear(d_model, d_model, bias=bias)
@@ -181,14 +162,7 @@ class MultiHeadAttention(nn.Module):
 
     def _check_inputs(self, query, key, value) -> None:
         for name, tensor in (("query", query), ("key", key), ("value", value)):
-            if not isinstance(tensor, torch.Tensor):
-                raise TypeError(f"{name} must be a torch.Tensor, got {type(tensor).__name__}")
-            if not tensor.dtype.is_floating_point:
-                raise TypeError(f"{name} must be a floating-point tensor, got {tensor.dtype} (embed token ids first)")
-            if tensor.dim() != 3:
-                raise ValueError(
-                    f"{name} must have shape (batch, seq, d_model={self.d_model}), got {tuple(tensor.shape)}"
-                )
+            check_tensor(name, tensor, floating=True, dim=3, axes=f"(batch, seq, d_model={self.d_model})")
             if tensor.shape[-1] != self.d_model:
                 raise ValueError(f"{name}'s last dimension must be d_model={self.d_model}, got {tensor.shape[-1]}")
         if not query.shape[0] == key.shape[0] == value.shape[0]:
@@ -203,15 +177,10 @@ class MultiHeadAttention(nn.Module):
         """Both masks merged into one bool mask broadcastable to ``(batch, heads, query_len, key_len)``, or None."""
         mask = None
         if key_padding_mask is not None:
-            _check_bool_mask(key_padding_mask, "key_padding_mask")
-            if tuple(key_padding_mask.shape) != (batch, key_len):
-                raise ValueError(
-                    f"key_padding_mask must have shape (batch, key_len) = {(batch, key_len)}, "
-                    f"got {tuple(key_padding_mask.shape)}"
-                )
+            check_mask("key_padding_mask", key_padding_mask, (batch, key_len))
             mask = key_padding_mask[:, None, None, :]
         if attn_mask is not None:
-            _check_bool_mask(attn_mask, "attn_mask")
+            check_mask("attn_mask", attn_mask)
             heads, shape = self.num_heads, tuple(attn_mask.shape)
             if shape == (query_len, key_len):
                 attn_mask = attn_mask[None, None]
@@ -246,7 +215,7 @@ class MultiHeadAttention(nn.Module):
         value: torch.Tensor,
         key_padding_mask: torch.Tensor | None = None,
         attn_mask: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         self._check_inputs(query, key, value)
         batch, query_len, key_len = query.shape[0], query.shape[1], key.shape[1]
         mask = self.combined_mask(batch, query_len, key_len, key_padding_mask, attn_mask)
@@ -257,25 +226,10 @@ class MultiHeadAttention(nn.Module):
         q = split_heads(q, self.num_heads)  # (batch, heads, query_len, head_dim)
         k = split_heads(k, self.num_heads)  # (batch, heads, key_len, head_dim)
         v = split_heads(v, self.num_heads)
-        dropout = self.dropout if self.training else 0.0
-        weights = None
-        if self.use_sdpa:
-            additive = None
-            if mask is not None:  # a finite "minus infinity": a fully masked row stays finite (zeroed below)
-                additive = torch.zeros(mask.shape, dtype=q.dtype, device=q.device)
-                additive = additive.masked_fill(mask, torch.finfo(q.dtype).min)
-            context = F.scaled_dot_product_attention(q, k, v, attn_mask=additive, dropout_p=dropout)
-        else:
-            scores = (q * self.head_dim**-0.5) @ k.transpose(-2, -1)  # (batch, heads, query_len, key_len)
-            if mask is not None:
-                scores = scores.masked_fill(mask, torch.finfo(scores.dtype).min)
-            weights = scores.softmax(dim=-1)
-            if mask is not None:  # a fully masked row was uniform: make it zero (masked entries are exp(-inf) = 0)
-                weights = weights.masked_fill(mask, 0.0)
-            weights = F.dropout(weights, p=dropout, training=self.training)
-            context = weights @ v  # (batch, heads, query_len, head_dim)
-        if mask is not None and self.use_sdpa:
-            context = context.masked_fill(mask.all(dim=-1, keepdim=True), 0.0)
+        scores = (q * self.head_dim**-0.5) @ k.transpose(-2, -1)  # (batch, heads, query_len, key_len)
+        weights = masked_softmax(scores, mask)  # a fully masked row gets zero weights, not NaN
+        weights = F.dropout(weights, p=self.dropout, training=self.training)
+        context = weights @ v  # (batch, heads, query_len, head_dim)
         output = self.out_proj(merge_heads(context))
         if mask is not None:  # a query that may attend to nothing outputs zeros (not the out_proj bias)
             fully_masked = mask.all(dim=-1).all(dim=1).expand(batch, query_len)  # (batch, query_len)
@@ -557,205 +511,3 @@ class Transformer(nn.Module):
             ours.encoder_norm.load_state_dict(m.encoder.norm.state_dict())
             ours.decoder_norm.load_state_dict(m.decoder.norm.state_dict())
         return ours.train(m.training)
-
-
-# --- A translator built from the layers (chapter 6) ---
-
-from collections.abc import Callable  # noqa: E402  (used by this section only)
-
-
-class Seq2SeqTransformer(nn.Module):
-    """A small sequence-to-sequence Transformer: token ids in, next-token logits out.
-
-    Source and target tokens are embedded, scaled by √d_model and given positions
-    (:class:`PositionalEncoding`); a :class:`Transformer` encodes the source and decodes the target
-    under a causal mask; a linear *generator* turns each decoder output into logits over the target
-    vocabulary (the softmax is left to the loss). Padding (``pad_id``) is masked out everywhere.
-    """
-
-    def __init__(
-        self,
-        src_vocab_size: int,
-        tgt_vocab_size: int,
-        d_model: int = 64,
-        num_heads: int = 4,
-        num_layers: int = 2,
-        d_ff: int = 256,
-        dropout: float = 0.1,
-        max_len: int = 64,
-        pad_id: int = 0,
-    ) -> None:
-        super().__init__()
-        for name, value in (("src_vocab_size", src_vocab_size), ("tgt_vocab_size", tgt_vocab_size),
-                            ("num_layers", num_layers), ("max_len", max_len)):
-            check_positive_int(name, value)
-        if not 0 <= pad_id < min(src_vocab_size, tgt_vocab_size):
-            raise ValueError(f"pad_id must be a token id of both vocabularies, got {pad_id}")
-        self.d_model = d_model
-        self.pad_id = pad_id
-        self.max_len = max_len
-        self.src_embedding = nn.Embedding(src_vocab_size, d_model, padding_idx=pad_id)
-        self.tgt_embedding = nn.Embedding(tgt_vocab_size, d_model, padding_idx=pad_id)
-        self.positional_encoding = PositionalEncoding(d_model, max_len=max_len, dropout=dropout)
-        self.transformer = Transformer(d_model, num_heads, num_layers, num_layers, d_ff, dropout)
-        self.generator = nn.Linear(d_model, tgt_vocab_size)
-        for embedding in (self.src_embedding, self.tgt_embedding):  # std d_model^-0.5: after the √d_model
-            nn.init.normal_(embedding.weight, std=d_model**-0.5)  # scaling, entries of std 1, like the positions
-            nn.init.zeros_(embedding.weight[pad_id])
-
-    def _check_ids(self, ids: torch.Tensor, name: str, vocab_size: int) -> None:
-        if not isinstance(ids, torch.Tensor) or ids.dtype != torch.long:
-            got = ids.dtype if isinstance(ids, torch.Tensor) else type(ids).__name__
-            raise TypeError(f"{name} must be a torch.long tensor of token ids, got {got}")
-        if ids.dim() != 2:
-            raise ValueError(f"{name} must have shape (batch, length), got {tuple(ids.shape)}")
-        if ids.shape[1] > self.max_len:
-            raise ValueError(f"{name} has length {ids.shape[1]}, longer than max_len={self.max_len}")
-        if ids.numel() and (ids.min() < 0 or ids.max() >= vocab_size):
-            raise ValueError(f"{name} holds ids outside 0..{vocab_size - 1}")
-
-    def _embed(self, embedding: nn.Embedding, ids: torch.Tensor) -> torch.Tensor:
-        return self.positional_encoding(embedding(ids) * math.sqrt(self.d_model))
-
-    def encode(self, src_ids: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
-        """Encode ``src_ids`` (batch, src_len) into memory (batch, src_len, d_model) and attention weights."""
-        self._check_ids(src_ids, "src_ids", self.src_embedding.num_embeddings)
-        return self.transformer.encode(
-            self._embed(self.src_embedding, src_ids), src_key_padding_mask=padding_mask_from_ids(src_ids, self.pad_id)
-        )
-
-    def decode(
-        self, tgt_in_ids: torch.Tensor, memory: torch.Tensor, src_ids: torch.Tensor
-    ) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
-        """Logits (batch, tgt_len, tgt_vocab) for the next token after each prefix of ``tgt_in_ids``.
-
-        Also returns the decoder's masked self-attention and cross-attention weights, one per layer.
-        """
-        self._check_ids(tgt_in_ids, "tgt_in_ids", self.tgt_embedding.num_embeddings)
-        length = tgt_in_ids.shape[1]
-        output, self_weights, cross_weights = self.transformer.decode(
-            self._embed(self.tgt_embedding, tgt_in_ids),
-            memory,
-            tgt_mask=causal_mask(length, device=tgt_in_ids.device),
-            tgt_key_padding_mask=padding_mask_from_ids(tgt_in_ids, self.pad_id),
-            memory_key_padding_mask=padding_mask_from_ids(src_ids, self.pad_id),
-        )
-        return self.generator(output), self_weights, cross_weights
-
-    def forward(
-        self, src_ids: torch.Tensor, tgt_in_ids: torch.Tensor
-    ) -> tuple[torch.Tensor, dict[str, list[torch.Tensor]]]:
-        """Return next-token logits (batch, tgt_len, tgt_vocab) and the attention weights of every layer.
-
-        ``tgt_in_ids`` is the target shifted right (it starts with ``<bos>``); the attention dict has
-        the keys ``"encoder"``, ``"decoder"`` and ``"cross"``, each a list of (batch, heads, q, k).
-        """
-        self._check_ids(src_ids, "src_ids", self.src_embedding.num_embeddings)
-        self._check_ids(tgt_in_ids, "tgt_in_ids", self.tgt_embedding.num_embeddings)
-        if src_ids.shape[0] != tgt_in_ids.shape[0]:
-            raise ValueError(
-                "src_ids and tgt_in_ids must have the same batch size, "
-                f"got {src_ids.shape[0]} and {tgt_in_ids.shape[0]}"
-            )
-        memory, encoder_weights = self.encode(src_ids)
-        logits, self_weights, cross_weights = self.decode(tgt_in_ids, memory, src_ids)
-        return logits, {"encoder": encoder_weights, "decoder": self_weights, "cross": cross_weights}
-
-
-@torch.no_grad()
-def greedy_decode(
-    model: Seq2SeqTransformer, src_ids: torch.Tensor, bos_id: int, eos_id: int, max_len: int
-) -> torch.Tensor:
-    """Translate a batch by always taking the most likely next token; returns (batch, steps) ids.
-
-    The source is encoded once; the decoder is rerun on the growing prefix (no cache: simple, and
-    fast enough for short outputs). The result starts after ``<bos>``, holds each sequence's
-    ``<eos>``, and is padded with ``model.pad_id`` after it; decoding stops once every sequence has
-    produced ``<eos>`` or after ``max_len`` tokens.
-    """
-    if max_len < 1:
-        raise ValueError(f"max_len must be >= 1, got {max_len}")
-    if max_len + 1 > model.max_len:
-        raise ValueError(f"max_len + 1 must be <= the model's max_len={model.max_len}, got {max_len}")
-    was_training = model.training
-    model.eval()
-    memory, _ = model.encode(src_ids)
-    batch = src_ids.shape[0]
-    prefix = torch.full((batch, 1), bos_id, dtype=torch.long, device=src_ids.device)
-    finished = torch.zeros(batch, dtype=torch.bool, device=src_ids.device)
-    for _ in range(max_len):
-        logits, _, _ = model.decode(prefix, memory, src_ids)
-        next_ids = logits[:, -1].argmax(dim=-1)
-        next_ids = next_ids.masked_fill(finished, model.pad_id)
-        prefix = torch.cat([prefix, next_ids[:, None]], dim=1)
-        finished |= next_ids.eq(eos_id)
-        if finished.all():
-            break
-    model.train(was_training)
-    return prefix[:, 1:]
-
-
-@torch.no_grad()
-def beam_search(
-    model: Seq2SeqTransformer,
-    src_ids: torch.Tensor,
-    bos_id: int,
-    eos_id: int,
-    max_len: int,
-    beam_size: int = 4,
-) -> list[tuple[list[int], float]]:
-    """Translate ONE source sequence (shape (1, src_len)) keeping the ``beam_size`` best prefixes.
-
-    Returns the finished hypotheses, best first, as ``(ids ending with <eos>, total log-probability)``
-    (unfinished ones are included if none finished within ``max_len`` steps).
-    """
-    if src_ids.dim() != 2 or src_ids.shape[0] != 1:
-        raise ValueError(
-            f"beam_search translates one sequence: src_ids must have shape (1, src_len), got {tuple(src_ids.shape)}"
-        )
-    if beam_size < 1:
-        raise ValueError(f"beam_size must be >= 1, got {beam_size}")
-    if max_len < 1 or max_len + 1 > model.max_len:
-        raise ValueError(f"max_len must be in 1..{model.max_len - 1}, got {max_len}")
-    was_training = model.training
-    model.eval()
-    memory, _ = model.encode(src_ids)
-    beams = torch.full((1, 1), bos_id, dtype=torch.long, device=src_ids.device)
-    scores = torch.zeros(1, device=src_ids.device)
-    finished: list[tuple[list[int], float]] = []
-    for _ in range(max_len):
-        count = beams.shape[0]
-        logits, _, _ = model.decode(beams, memory.expand(count, -1, -1), src_ids.expand(count, -1))
-        candidates = (scores[:, None] + logits[:, -1].log_softmax(dim=-1)).flatten()
-        top_scores, top_indices = candidates.topk(min(beam_size, candidates.numel()))
-        vocab = logits.shape[-1]
-        beams = torch.cat([beams[top_indices // vocab], (top_indices % vocab)[:, None]], dim=1)
-        ended = beams[:, -1].eq(eos_id)
-        pairs = zip(beams[ended], top_scores[ended], strict=True)
-        finished += [(beam[1:].tolist(), score.item()) for beam, score in pairs]
-        beams, scores = beams[~ended], top_scores[~ended]
-        if len(finished) >= beam_size or beams.shape[0] == 0:
-            break
-    if not finished:
-        finished = [(beam[1:].tolist(), score.item()) for beam, score in zip(beams, scores, strict=True)]
-    model.train(was_training)
-    return sorted(finished, key=lambda hypothesis: hypothesis[1], reverse=True)
-
-
-def noam_schedule(d_model: int, warmup_steps: int, factor: float = 1.0) -> Callable[[int], float]:
-    """The learning rate of Vaswani et al. (2017), as a function of the step (1, 2, ...).
-
-    ``lrate = factor · d_model^-0.5 · min(step^-0.5, step · warmup_steps^-1.5)``: it grows linearly
-    for ``warmup_steps`` steps, peaks there, then decays like 1/√step. Step 0 is treated as step 1,
-    so that it can be used with ``torch.optim.lr_scheduler.LambdaLR`` on an optimizer whose ``lr`` is 1.
-    """
-    check_positive_int("d_model", d_model)
-    check_positive_int("warmup_steps", warmup_steps)
-    if factor <= 0:
-        raise ValueError(f"factor must be > 0, got {factor}")
-
-    def rate(step: int) -> float:
-        step = max(int(step), 1)
-        return factor * d_model**-0.5 * min(step**-0.5, step * warmup_steps**-1.5)
-
-    return rate
