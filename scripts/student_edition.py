@@ -40,7 +40,9 @@ def stub_solution(source: str) -> str:
             kept.append(begin.group("indent") + STUB)
         elif END.match(line):
             if not inside:
-                raise ValueError(f"line {number}: '# END SOLUTION' without a '# BEGIN SOLUTION' before it")
+                raise ValueError(
+                    f"line {number}: '# END SOLUTION' without a '# BEGIN SOLUTION' before it"
+                )
             inside = False
         elif not inside:
             kept.append(line)
@@ -49,17 +51,23 @@ def stub_solution(source: str) -> str:
     return "\n".join(kept)
 
 
-def student_notebook(notebook: nbformat.NotebookNode, clear_outputs: bool = False) -> nbformat.NotebookNode:
+def student_notebook(
+    notebook: nbformat.NotebookNode, clear_outputs: bool = False
+) -> nbformat.NotebookNode:
     """Return a copy of ``notebook`` with its solutions removed or stubbed."""
     student = nbformat.from_dict(notebook)
     cells = []
     for cell in student.cells:
         tags = cell.get("metadata", {}).get("tags", [])
         if "solution" in tags:
-            if cell.cell_type != "code" or not any(BEGIN.match(line) for line in cell.source.splitlines()):
+            if cell.cell_type != "code" or not any(
+                BEGIN.match(line) for line in cell.source.splitlines()
+            ):
                 continue
             cell.source = stub_solution(cell.source)
-            cell.metadata["tags"] = [tag for tag in tags if tag not in ("hide-input", "solution")] + ["exercise-stub"]
+            cell.metadata["tags"] = [
+                tag for tag in tags if tag not in ("hide-input", "solution")
+            ] + ["exercise-stub"]
             cell.outputs, cell.execution_count = [], None
         elif clear_outputs and cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
@@ -85,14 +93,22 @@ def write_student_edition(
     package = output / "attention_to_bert"
     if package.exists():
         shutil.rmtree(package)
-    shutil.copytree(book / "attention_to_bert", package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        book / "attention_to_bert", package, ignore=shutil.ignore_patterns("__pycache__")
+    )
     return written
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--output", type=Path, default=ROOT / "student", help="folder to write (default: student/)")
-    parser.add_argument("--clear-outputs", action="store_true", help="also clear the outputs of every code cell")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--output", type=Path, default=ROOT / "student", help="folder to write (default: student/)"
+    )
+    parser.add_argument(
+        "--clear-outputs", action="store_true", help="also clear the outputs of every code cell"
+    )
     args = parser.parse_args(argv)
     for path in write_student_edition(output=args.output, clear_outputs=args.clear_outputs):
         print(path)

@@ -17,7 +17,11 @@ from attention_to_bert.seq2seq import (
     translate,
 )
 
-PAIRS = [("3 jun 2004", "2004-06-03"), ("sunday, july 8, 2035", "2035-07-08"), ("10.03.2037", "2037-03-10")]
+PAIRS = [
+    ("3 jun 2004", "2004-06-03"),
+    ("sunday, july 8, 2035", "2035-07-08"),
+    ("10.03.2037", "2037-03-10"),
+]
 
 
 @pytest.fixture
@@ -105,7 +109,9 @@ def test_without_attention_the_context_is_the_encoder_final_state(vocabs):
     model = model_for(vocabs, None)
     source, lengths, _ = encode_pairs(PAIRS, *vocabs)
     outputs, final, mask = model.encode(source, lengths)
-    context, weights = model.decoder.context(torch.zeros(3, 12, dtype=torch.float64), outputs, final, mask)
+    context, weights = model.decoder.context(
+        torch.zeros(3, 12, dtype=torch.float64), outputs, final, mask
+    )
     assert weights is None and torch.equal(context, final)
 
 
@@ -118,7 +124,9 @@ def test_teacher_forcing_equals_calling_step_at_every_position(vocabs, score):
     outputs, final, mask = model.encode(source, lengths)
     state = model.decoder.start(final)
     for t in range(target.shape[1] - 1):
-        step_logits, state, step_weights = model.decoder.step(target[:, t], state, outputs, final, mask)
+        step_logits, state, step_weights = model.decoder.step(
+            target[:, t], state, outputs, final, mask
+        )
         torch.testing.assert_close(logits[:, t], step_logits, rtol=0, atol=1e-12)
         if score is not None:
             torch.testing.assert_close(weights[:, t], step_weights, rtol=0, atol=1e-12)
@@ -143,7 +151,9 @@ def test_greedy_decode_agrees_with_teacher_forcing_on_its_own_output(vocabs, sco
 def test_greedy_decode_stops_at_eos_and_pads_after_it(vocabs):
     model = model_for(vocabs, "additive")
     eos = model.eos_id
-    with torch.no_grad():  # make the output layer say <eos> for the first row only: bias on its embedding
+    with (
+        torch.no_grad()
+    ):  # make the output layer say <eos> for the first row only: bias on its embedding
         model.decoder.output.weight.zero_()
         model.decoder.output.bias.zero_()
         model.decoder.output.bias[vocabs[1].stoi["7"]] = 1.0

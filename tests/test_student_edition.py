@@ -6,7 +6,9 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("student_edition", ROOT / "scripts" / "student_edition.py")
+spec = importlib.util.spec_from_file_location(
+    "student_edition", ROOT / "scripts" / "student_edition.py"
+)
 student_edition = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(student_edition)
 
@@ -24,7 +26,9 @@ def make_chapter() -> nbformat.NotebookNode:
     notebook = new_notebook()
     notebook.cells = [
         new_markdown_cell("# A chapter"),
-        new_code_cell("x = 1", outputs=[new_output("execute_result", {"text/plain": "1"}, execution_count=1)]),
+        new_code_cell(
+            "x = 1", outputs=[new_output("execute_result", {"text/plain": "1"}, execution_count=1)]
+        ),
         new_markdown_cell("### Exercise 1.1 (coding)", metadata={"tags": ["exercise"]}),
         new_code_cell(
             SOLUTION_CODE,
@@ -44,7 +48,10 @@ def test_student_notebook_stubs_code_and_removes_written_solutions():
     assert len(student.cells) == 4
     assert "Because." not in "".join(sources) and "the answer" not in "".join(sources)
     stub = student.cells[3]
-    assert stub.source == "def my_softmax(scores):\n    ...  # your code here\n\n\nchecks.softmax(my_softmax)"
+    assert (
+        stub.source
+        == "def my_softmax(scores):\n    ...  # your code here\n\n\nchecks.softmax(my_softmax)"
+    )
     assert stub.outputs == [] and stub.execution_count is None
     assert "hide-input" not in stub.metadata["tags"] and "solution" not in stub.metadata["tags"]
     assert student.cells[1].outputs, "outputs of ordinary cells are kept by default"
@@ -82,5 +89,7 @@ def test_the_real_book_has_no_solution_left_in_the_student_edition(tmp_path):
     assert len(written) == len(list((ROOT / "book").glob("*.ipynb")))
     for path in written:
         for cell in nbformat.read(path, as_version=4).cells:
-            assert "solution" not in cell.metadata.get("tags", []), f"{path.name} still holds a solution cell"
+            assert "solution" not in cell.metadata.get("tags", []), (
+                f"{path.name} still holds a solution cell"
+            )
             assert "# BEGIN SOLUTION" not in cell.source

@@ -5,15 +5,29 @@ import math
 import pytest
 import torch
 
-from attention_to_bert.translator import Seq2SeqTransformer, beam_search, greedy_decode, noam_schedule
+from attention_to_bert.translator import (
+    Seq2SeqTransformer,
+    beam_search,
+    greedy_decode,
+    noam_schedule,
+)
 
 PAD, BOS, EOS = 0, 2, 3
 
 
 def small_model(**overrides) -> Seq2SeqTransformer:
     torch.manual_seed(0)
-    settings = dict(src_vocab_size=20, tgt_vocab_size=15, d_model=32, num_heads=4, num_layers=2, d_ff=64,
-                    dropout=0.0, max_len=32, pad_id=PAD)
+    settings = dict(
+        src_vocab_size=20,
+        tgt_vocab_size=15,
+        d_model=32,
+        num_heads=4,
+        num_layers=2,
+        d_ff=64,
+        dropout=0.0,
+        max_len=32,
+        pad_id=PAD,
+    )
     settings.update(overrides)
     return Seq2SeqTransformer(**settings).eval()
 
@@ -34,7 +48,9 @@ def test_embeddings_are_scaled_so_that_entries_have_unit_scale():
     model = small_model(d_model=64)
     ids = torch.arange(4, 15)
     scaled = model.tgt_embedding(ids) * math.sqrt(model.d_model)
-    assert 0.8 < scaled.std().item() < 1.2  # comparable to the positional encoding's entries in [-1, 1]
+    assert (
+        0.8 < scaled.std().item() < 1.2
+    )  # comparable to the positional encoding's entries in [-1, 1]
     assert torch.count_nonzero(model.src_embedding.weight[PAD]) == 0
 
 
@@ -70,7 +86,9 @@ def test_decoder_is_causal_a_future_token_does_not_change_earlier_logits():
     logits, attentions = model(src, tgt_in)
     logits_changed, _ = model(src, changed)
     torch.testing.assert_close(logits_changed[:, :4], logits[:, :4], atol=1e-6, rtol=1e-6)
-    assert (logits_changed[:, 4:] - logits[:, 4:]).abs().max() > 1e-4  # ... but later ones do change
+    assert (
+        logits_changed[:, 4:] - logits[:, 4:]
+    ).abs().max() > 1e-4  # ... but later ones do change
     for weights in attentions["decoder"]:
         assert weights.triu(diagonal=1).abs().max() == 0
 
@@ -99,7 +117,9 @@ class _Scripted(Seq2SeqTransformer):
     """A model whose decoder emits a fixed script per row, to test the decoding loops."""
 
     def __init__(self, scripts: list[list[int]]) -> None:
-        super().__init__(10, 10, d_model=8, num_heads=2, num_layers=1, d_ff=8, dropout=0.0, max_len=16)
+        super().__init__(
+            10, 10, d_model=8, num_heads=2, num_layers=1, d_ff=8, dropout=0.0, max_len=16
+        )
         self.scripts = scripts
 
     def decode(self, tgt_in_ids, memory, src_ids):
@@ -115,7 +135,9 @@ def test_greedy_decode_stops_at_eos_and_pads_after_it():
     out, _ = greedy_decode(model, torch.randint(4, 10, (2, 4)), max_length=10)
     assert out.tolist() == [[5, 6, EOS], [5, EOS, PAD]]  # stopped once both rows made <eos>
     never = _Scripted([[5, 6, 7]])
-    assert greedy_decode(never, torch.randint(4, 10, (1, 4)), max_length=4)[0].tolist() == [[5, 6, 7, 7]]
+    assert greedy_decode(never, torch.randint(4, 10, (1, 4)), max_length=4)[0].tolist() == [
+        [5, 6, 7, 7]
+    ]
 
 
 def test_greedy_decode_returns_the_cross_attention_that_chose_each_token():
@@ -153,7 +175,9 @@ def test_beam_search_finds_a_better_sequence_than_greedy():
     # step 1: greedy takes 5 (p=0.6) over 6 (p=0.4); after 5 the model is unsure, after 6 it is sure of <eos>
     class Trap(Seq2SeqTransformer):
         def __init__(self):
-            super().__init__(10, 10, d_model=8, num_heads=2, num_layers=1, d_ff=8, dropout=0.0, max_len=16)
+            super().__init__(
+                10, 10, d_model=8, num_heads=2, num_layers=1, d_ff=8, dropout=0.0, max_len=16
+            )
 
         def decode(self, tgt_in_ids, memory, src_ids):
             probs = torch.full((tgt_in_ids.shape[0], tgt_in_ids.shape[1], 10), 1e-6)

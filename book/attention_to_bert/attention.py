@@ -167,7 +167,11 @@ class AdditiveScore(nn.Module):
 
     def __init__(self, query_size: int, key_size: int, hidden_size: int) -> None:
         super().__init__()
-        for name, size in (("query_size", query_size), ("key_size", key_size), ("hidden_size", hidden_size)):
+        for name, size in (
+            ("query_size", query_size),
+            ("key_size", key_size),
+            ("hidden_size", hidden_size),
+        ):
             check_int(name, size)
         self.query_size = query_size
         self.key_size = key_size
@@ -185,7 +189,9 @@ class AdditiveScore(nn.Module):
                 f"got query {tuple(query.shape)} and key {tuple(key.shape)}"
             )
         # (..., n_q, 1, h) + (..., 1, n_k, h) -> (..., n_q, n_k, h) -> (..., n_q, n_k)
-        hidden = torch.tanh(self.query_projection(query).unsqueeze(-2) + self.key_projection(key).unsqueeze(-3))
+        hidden = torch.tanh(
+            self.query_projection(query).unsqueeze(-2) + self.key_projection(key).unsqueeze(-3)
+        )
         return self.v(hidden).squeeze(-1)
 
     def extra_repr(self) -> str:
@@ -223,8 +229,14 @@ def attention(
     if not callable(score):
         raise TypeError(f"score must be callable as score(query, key), got {type(score).__name__}")
     scores = score(query, key)
-    expected = (*torch.broadcast_shapes(query.shape[:-2], key.shape[:-2]), query.shape[-2], key.shape[-2])
+    expected = (
+        *torch.broadcast_shapes(query.shape[:-2], key.shape[:-2]),
+        query.shape[-2],
+        key.shape[-2],
+    )
     if tuple(scores.shape) != expected:
-        raise ValueError(f"score(query, key) must return shape {expected} (..., n_q, n_k), got {tuple(scores.shape)}")
+        raise ValueError(
+            f"score(query, key) must return shape {expected} (..., n_q, n_k), got {tuple(scores.shape)}"
+        )
     weights = masked_softmax(scores, mask)
     return weights @ value, weights

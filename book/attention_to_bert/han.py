@@ -25,7 +25,13 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from attention_to_bert.attention import AdditiveScore, attention, dot_score
 from attention_to_bert.validate import check_mask, check_token_ids
 
-__all__ = ["BiGRUEncoder", "ContextAttention", "HANOutput", "HierarchicalAttentionNetwork", "MeanPooling"]
+__all__ = [
+    "BiGRUEncoder",
+    "ContextAttention",
+    "HANOutput",
+    "HierarchicalAttentionNetwork",
+    "MeanPooling",
+]
 
 SCORES = ("dot", "additive")
 """The scores of the attention layers, named as in ``seq2seq.SCORES``."""
@@ -46,14 +52,18 @@ class BiGRUEncoder(nn.Module):
 
     def forward(self, inputs: Tensor, padding_mask: Tensor) -> Tensor:
         if inputs.dim() != 3:
-            raise ValueError(f"inputs must have shape (batch, length, features), got {tuple(inputs.shape)}")
+            raise ValueError(
+                f"inputs must have shape (batch, length, features), got {tuple(inputs.shape)}"
+            )
         check_mask("padding_mask", padding_mask, tuple(inputs.shape[:2]), "True = padding")
         lengths = (~padding_mask).sum(dim=1)
         outputs = inputs.new_zeros(*inputs.shape[:2], self.output_size)
         present = lengths > 0  # pack_padded_sequence refuses empty sequences: leave them at zero
         if present.any():
             lengths = lengths[present].cpu()
-            packed = pack_padded_sequence(inputs[present], lengths, batch_first=True, enforce_sorted=False)
+            packed = pack_padded_sequence(
+                inputs[present], lengths, batch_first=True, enforce_sorted=False
+            )
             states, _ = self.gru(packed)
             states, _ = pad_packed_sequence(states, batch_first=True, total_length=inputs.shape[1])
             outputs[present] = states
@@ -74,9 +84,15 @@ class ContextAttention(nn.Module):
         if score not in SCORES:
             raise ValueError(f"score must be one of {SCORES}, got {score!r}")
         self.key_projection = nn.Linear(input_size, attention_size)  # u_i = tanh(W h_i + b)
-        self.context = nn.Parameter(torch.randn(attention_size) / attention_size**0.5)  # the query u
+        self.context = nn.Parameter(
+            torch.randn(attention_size) / attention_size**0.5
+        )  # the query u
         self.score_name = score
-        self.score = dot_score if score == "dot" else AdditiveScore(attention_size, attention_size, attention_size)
+        self.score = (
+            dot_score
+            if score == "dot"
+            else AdditiveScore(attention_size, attention_size, attention_size)
+        )
 
     def keys(self, values: Tensor) -> Tensor:
         """The keys ``u_i = tanh(W h_i + b)``."""
@@ -84,10 +100,16 @@ class ContextAttention(nn.Module):
 
     def forward(self, values: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
         if values.dim() != 3:
-            raise ValueError(f"values must have shape (batch, length, features), got {tuple(values.shape)}")
+            raise ValueError(
+                f"values must have shape (batch, length, features), got {tuple(values.shape)}"
+            )
         check_mask("padding_mask", padding_mask, tuple(values.shape[:2]), "True = padding")
-        query = self.context.expand(values.shape[0], 1, -1)  # one query per sequence: (batch, 1, attention_size)
-        pooled, weights = attention(query, self.keys(values), values, padding_mask[:, None, :], score=self.score)
+        query = self.context.expand(
+            values.shape[0], 1, -1
+        )  # one query per sequence: (batch, 1, attention_size)
+        pooled, weights = attention(
+            query, self.keys(values), values, padding_mask[:, None, :], score=self.score
+        )
         return pooled.squeeze(1), weights.squeeze(1)
 
     def extra_repr(self) -> str:
@@ -99,10 +121,14 @@ class MeanPooling(nn.Module):
 
     def forward(self, values: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
         if values.dim() != 3:
-            raise ValueError(f"values must have shape (batch, length, features), got {tuple(values.shape)}")
+            raise ValueError(
+                f"values must have shape (batch, length, features), got {tuple(values.shape)}"
+            )
         check_mask("padding_mask", padding_mask, tuple(values.shape[:2]), "True = padding")
         present = (~padding_mask).to(values.dtype)
-        weights = present / present.sum(dim=1, keepdim=True).clamp_min(1.0)  # an all-padding row stays 0
+        weights = present / present.sum(dim=1, keepdim=True).clamp_min(
+            1.0
+        )  # an all-padding row stays 0
         return (weights.unsqueeze(-1) * values).sum(dim=1), weights
 
 
@@ -163,13 +189,19 @@ class HierarchicalAttentionNetwork(nn.Module):
 
         # Word level: every sentence of every document is one sequence.
         flat_mask = word_padding_mask.reshape(documents * sentences, words)
-        word_states = self.word_encoder(self.embedding(word_ids.reshape(documents * sentences, words)), flat_mask)
+        word_states = self.word_encoder(
+            self.embedding(word_ids.reshape(documents * sentences, words)), flat_mask
+        )
         sentence_vectors, word_weights = self.word_attention(word_states, flat_mask)
 
         # Sentence level: every document is one sequence of sentence vectors.
         sentence_vectors = sentence_vectors.reshape(documents, sentences, -1)
         sentence_states = self.sentence_encoder(sentence_vectors, sentence_padding_mask)
-        document_vectors, sentence_weights = self.sentence_attention(sentence_states, sentence_padding_mask)
+        document_vectors, sentence_weights = self.sentence_attention(
+            sentence_states, sentence_padding_mask
+        )
         return HANOutput(
-            self.classifier(document_vectors), sentence_weights, word_weights.reshape(documents, sentences, words)
+            self.classifier(document_vectors),
+            sentence_weights,
+            word_weights.reshape(documents, sentences, words),
         )

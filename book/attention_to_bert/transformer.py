@@ -24,7 +24,13 @@ import torch.nn.functional as F
 from torch import nn
 
 from attention_to_bert.attention import masked_softmax
-from attention_to_bert.validate import check_fraction, check_int, check_mask, check_tensor, check_token_ids
+from attention_to_bert.validate import (
+    check_fraction,
+    check_int,
+    check_mask,
+    check_tensor,
+    check_token_ids,
+)
 
 # --- Masks and head reshaping ---
 
@@ -54,7 +60,9 @@ def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
 def merge_heads(x: torch.Tensor) -> torch.Tensor:
     """``(batch, heads, seq, head_dim)`` -> ``(batch, seq, heads * head_dim)``: the inverse of ``split_heads``."""
     if x.dim() != 4:
-        raise ValueError(f"merge_heads expects (batch, heads, seq, head_dim), got shape {tuple(x.shape)}")
+        raise ValueError(
+            f"merge_heads expects (batch, heads, seq, head_dim), got shape {tuple(x.shape)}"
+        )
     batch, heads, seq, head_dim = x.shape
     return x.transpose(1, 2).reshape(batch, seq, heads * head_dim)
 
@@ -87,7 +95,9 @@ class PositionalEncoding(nn.Module):
         check_int("max_len", max_len)
         self.d_model, self.max_len = d_model, max_len
         position = torch.arange(max_len, dtype=torch.float32).unsqueeze(1)  # (max_len, 1)
-        frequency = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float32) * (-math.log(10000.0) / d_model))
+        frequency = torch.exp(
+            torch.arange(0, d_model, 2, dtype=torch.float32) * (-math.log(10000.0) / d_model)
+        )
         pe = torch.zeros(max_len, d_model)
         pe[:, 0::2] = torch.sin(position * frequency)
         pe[:, 1::2] = torch.cos(position * frequency[: d_model // 2])
@@ -162,18 +172,26 @@ class MultiHeadAttention(nn.Module):
 
     def _check_inputs(self, query, key, value) -> None:
         for name, tensor in (("query", query), ("key", key), ("value", value)):
-            check_tensor(name, tensor, floating=True, dim=3, axes=f"(batch, seq, d_model={self.d_model})")
+            check_tensor(
+                name, tensor, floating=True, dim=3, axes=f"(batch, seq, d_model={self.d_model})"
+            )
             if tensor.shape[-1] != self.d_model:
-                raise ValueError(f"{name}'s last dimension must be d_model={self.d_model}, got {tensor.shape[-1]}")
+                raise ValueError(
+                    f"{name}'s last dimension must be d_model={self.d_model}, got {tensor.shape[-1]}"
+                )
         if not query.shape[0] == key.shape[0] == value.shape[0]:
             raise ValueError(
                 "query, key and value must have the same batch size, "
                 f"got {query.shape[0]}, {key.shape[0]}, {value.shape[0]}"
             )
         if key.shape[1] != value.shape[1]:
-            raise ValueError(f"key and value must have the same length, got {key.shape[1]} and {value.shape[1]}")
+            raise ValueError(
+                f"key and value must have the same length, got {key.shape[1]} and {value.shape[1]}"
+            )
 
-    def combined_mask(self, batch: int, query_len: int, key_len: int, key_padding_mask=None, attn_mask=None):
+    def combined_mask(
+        self, batch: int, query_len: int, key_len: int, key_padding_mask=None, attn_mask=None
+    ):
         """Both masks merged into one bool mask broadcastable to ``(batch, heads, query_len, key_len)``, or None."""
         mask = None
         if key_padding_mask is not None:
@@ -198,14 +216,20 @@ class MultiHeadAttention(nn.Module):
             mask = attn_mask if mask is None else mask | attn_mask
         return mask
 
-    def _projected_self_attention_inputs(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def _projected_self_attention_inputs(
+        self, x: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``q_proj(x), k_proj(x), v_proj(x)`` in one matrix product with the three weights stacked.
 
         The same numbers as three separate products, but faster (one larger product, and one gradient for ``x``
         in the backward pass instead of three to add up).
         """
         weight = torch.cat([self.q_proj.weight, self.k_proj.weight, self.v_proj.weight])
-        bias = None if self.q_proj.bias is None else torch.cat([self.q_proj.bias, self.k_proj.bias, self.v_proj.bias])
+        bias = (
+            None
+            if self.q_proj.bias is None
+            else torch.cat([self.q_proj.bias, self.k_proj.bias, self.v_proj.bias])
+        )
         return F.linear(x, weight, bias).chunk(3, dim=-1)
 
     def forward(
@@ -219,20 +243,28 @@ class MultiHeadAttention(nn.Module):
         self._check_inputs(query, key, value)
         batch, query_len, key_len = query.shape[0], query.shape[1], key.shape[1]
         mask = self.combined_mask(batch, query_len, key_len, key_padding_mask, attn_mask)
-        if query is key and key is value:  # self-attention: one (d_model -> 3 d_model) product, as torch does
+        if (
+            query is key and key is value
+        ):  # self-attention: one (d_model -> 3 d_model) product, as torch does
             q, k, v = self._projected_self_attention_inputs(query)
         else:
             q, k, v = self.q_proj(query), self.k_proj(key), self.v_proj(value)
         q = split_heads(q, self.num_heads)  # (batch, heads, query_len, head_dim)
         k = split_heads(k, self.num_heads)  # (batch, heads, key_len, head_dim)
         v = split_heads(v, self.num_heads)
-        scores = (q * self.head_dim**-0.5) @ k.transpose(-2, -1)  # (batch, heads, query_len, key_len)
+        scores = (q * self.head_dim**-0.5) @ k.transpose(
+            -2, -1
+        )  # (batch, heads, query_len, key_len)
         weights = masked_softmax(scores, mask)  # a fully masked row gets zero weights, not NaN
         weights = F.dropout(weights, p=self.dropout, training=self.training)
         context = weights @ v  # (batch, heads, query_len, head_dim)
         output = self.out_proj(merge_heads(context))
-        if mask is not None:  # a query that may attend to nothing outputs zeros (not the out_proj bias)
-            fully_masked = mask.all(dim=-1).all(dim=1).expand(batch, query_len)  # (batch, query_len)
+        if (
+            mask is not None
+        ):  # a query that may attend to nothing outputs zeros (not the out_proj bias)
+            fully_masked = (
+                mask.all(dim=-1).all(dim=1).expand(batch, query_len)
+            )  # (batch, query_len)
             output = output.masked_fill(fully_masked[..., None], 0.0)
         return output, weights
 
@@ -247,10 +279,14 @@ class MultiHeadAttention(nn.Module):
                 f"torch's has embed_dim={m.embed_dim}, num_heads={m.num_heads}"
             )
         if not m._qkv_same_embed_dim or m.bias_k is not None or m.add_zero_attn:
-            raise ValueError("only nn.MultiheadAttention without kdim/vdim, add_bias_kv or add_zero_attn can be copied")
+            raise ValueError(
+                "only nn.MultiheadAttention without kdim/vdim, add_bias_kv or add_zero_attn can be copied"
+            )
         has_bias = m.in_proj_bias is not None
         if has_bias != (self.q_proj.bias is not None):
-            raise ValueError(f"bias mismatch: torch's module has bias={has_bias}, ours has bias={not has_bias}")
+            raise ValueError(
+                f"bias mismatch: torch's module has bias={has_bias}, ours has bias={not has_bias}"
+            )
         for index, projection in enumerate((self.q_proj, self.k_proj, self.v_proj)):
             rows = slice(index * self.d_model, (index + 1) * self.d_model)
             projection.weight.copy_(m.in_proj_weight[rows])
@@ -271,7 +307,9 @@ class MultiHeadAttention(nn.Module):
         if not isinstance(m, nn.MultiheadAttention):
             raise TypeError(f"expected an nn.MultiheadAttention, got {type(m).__name__}")
         if not m._qkv_same_embed_dim:
-            raise ValueError("only nn.MultiheadAttention without kdim/vdim (keys, values of width d_model) is copied")
+            raise ValueError(
+                "only nn.MultiheadAttention without kdim/vdim (keys, values of width d_model) is copied"
+            )
         ours = cls(m.embed_dim, m.num_heads, dropout=m.dropout, bias=m.in_proj_bias is not None)
         ours = ours.to(device=m.in_proj_weight.device, dtype=m.in_proj_weight.dtype)
         return ours.copy_from_torch(m).train(m.training)
@@ -282,7 +320,9 @@ class MultiHeadAttention(nn.Module):
 
 def _check_relu_post_ln(layer: nn.Module) -> None:
     if layer.norm_first:
-        raise ValueError("only post-LN layers (norm_first=False) can be copied: ours follow the paper")
+        raise ValueError(
+            "only post-LN layers (norm_first=False) can be copied: ours follow the paper"
+        )
     if not (layer.activation is F.relu or isinstance(layer.activation, nn.ReLU)):
         raise ValueError(f"only ReLU layers can be copied, got activation {layer.activation}")
 
@@ -293,7 +333,14 @@ class EncoderLayer(nn.Module):
     ``forward(x, key_padding_mask=None, attn_mask=None) -> (x, self_attention_weights)``.
     """
 
-    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0, layer_norm_eps: float = 1e-5):
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        dropout: float = 0.0,
+        layer_norm_eps: float = 1e-5,
+    ):
         super().__init__()
         self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
         self.linear1 = nn.Linear(d_model, d_ff)
@@ -308,9 +355,14 @@ class EncoderLayer(nn.Module):
         return self.linear2(self.dropout(F.relu(self.linear1(x))))
 
     def forward(
-        self, x: torch.Tensor, key_padding_mask: torch.Tensor | None = None, attn_mask: torch.Tensor | None = None
+        self,
+        x: torch.Tensor,
+        key_padding_mask: torch.Tensor | None = None,
+        attn_mask: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        attended, weights = self.self_attn(x, x, x, key_padding_mask=key_padding_mask, attn_mask=attn_mask)
+        attended, weights = self.self_attn(
+            x, x, x, key_padding_mask=key_padding_mask, attn_mask=attn_mask
+        )
         x = self.norm1(x + self.dropout1(attended))
         x = self.norm2(x + self.dropout2(self.feed_forward(x)))
         return x, weights
@@ -330,8 +382,13 @@ class EncoderLayer(nn.Module):
         """A new ``EncoderLayer`` with the weights of a post-LN, ReLU ``nn.TransformerEncoderLayer``."""
         if not isinstance(layer, nn.TransformerEncoderLayer):
             raise TypeError(f"expected an nn.TransformerEncoderLayer, got {type(layer).__name__}")
-        ours = cls(layer.linear1.in_features, layer.self_attn.num_heads, layer.linear1.out_features,
-                   dropout=layer.dropout.p, layer_norm_eps=layer.norm1.eps)
+        ours = cls(
+            layer.linear1.in_features,
+            layer.self_attn.num_heads,
+            layer.linear1.out_features,
+            dropout=layer.dropout.p,
+            layer_norm_eps=layer.norm1.eps,
+        )
         ours = ours.to(layer.linear1.weight.device, layer.linear1.weight.dtype)
         return ours.copy_from_torch(layer).train(layer.training)
 
@@ -345,7 +402,14 @@ class DecoderLayer(nn.Module):
     -> (x, self_weights, cross_weights)``. Pass ``tgt_mask=causal_mask(tgt_len)`` when training a decoder.
     """
 
-    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0, layer_norm_eps: float = 1e-5):
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        dropout: float = 0.0,
+        layer_norm_eps: float = 1e-5,
+    ):
         super().__init__()
         self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
         self.multihead_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
@@ -371,7 +435,9 @@ class DecoderLayer(nn.Module):
         memory_key_padding_mask: torch.Tensor | None = None,
         memory_mask: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
-        attended, self_weights = self.self_attn(x, x, x, key_padding_mask=tgt_key_padding_mask, attn_mask=tgt_mask)
+        attended, self_weights = self.self_attn(
+            x, x, x, key_padding_mask=tgt_key_padding_mask, attn_mask=tgt_mask
+        )
         x = self.norm1(x + self.dropout1(attended))
         attended, cross_weights = self.multihead_attn(
             x, memory, memory, key_padding_mask=memory_key_padding_mask, attn_mask=memory_mask
@@ -396,8 +462,13 @@ class DecoderLayer(nn.Module):
         """A new ``DecoderLayer`` with the weights of a post-LN, ReLU ``nn.TransformerDecoderLayer``."""
         if not isinstance(layer, nn.TransformerDecoderLayer):
             raise TypeError(f"expected an nn.TransformerDecoderLayer, got {type(layer).__name__}")
-        ours = cls(layer.linear1.in_features, layer.self_attn.num_heads, layer.linear1.out_features,
-                   dropout=layer.dropout.p, layer_norm_eps=layer.norm1.eps)
+        ours = cls(
+            layer.linear1.in_features,
+            layer.self_attn.num_heads,
+            layer.linear1.out_features,
+            dropout=layer.dropout.p,
+            layer_norm_eps=layer.norm1.eps,
+        )
         ours = ours.to(layer.linear1.weight.device, layer.linear1.weight.dtype)
         return ours.copy_from_torch(layer).train(layer.training)
 
@@ -426,11 +497,13 @@ class Transformer(nn.Module):
         super().__init__()
         self.d_model, self.num_heads = d_model, num_heads
         self.encoder_layers = nn.ModuleList(
-            EncoderLayer(d_model, num_heads, d_ff, dropout, layer_norm_eps) for _ in range(num_encoder_layers)
+            EncoderLayer(d_model, num_heads, d_ff, dropout, layer_norm_eps)
+            for _ in range(num_encoder_layers)
         )
         self.encoder_norm = nn.LayerNorm(d_model, eps=layer_norm_eps)
         self.decoder_layers = nn.ModuleList(
-            DecoderLayer(d_model, num_heads, d_ff, dropout, layer_norm_eps) for _ in range(num_decoder_layers)
+            DecoderLayer(d_model, num_heads, d_ff, dropout, layer_norm_eps)
+            for _ in range(num_decoder_layers)
         )
         self.decoder_norm = nn.LayerNorm(d_model, eps=layer_norm_eps)
         for parameter in self.parameters():  # as nn.Transformer: Xavier-uniform for every matrix
@@ -438,7 +511,10 @@ class Transformer(nn.Module):
                 nn.init.xavier_uniform_(parameter)
 
     def encode(
-        self, src: torch.Tensor, src_key_padding_mask: torch.Tensor | None = None, src_mask: torch.Tensor | None = None
+        self,
+        src: torch.Tensor,
+        src_key_padding_mask: torch.Tensor | None = None,
+        src_mask: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, list[torch.Tensor | None]]:
         """Run the encoder: ``(memory, [self-attention weights of each layer])``."""
         weights = []
@@ -484,7 +560,11 @@ class Transformer(nn.Module):
         output, decoder_weights, cross_weights = self.decode(
             tgt, memory, tgt_mask, tgt_key_padding_mask, memory_key_padding_mask, memory_mask
         )
-        return output, {"encoder": encoder_weights, "decoder": decoder_weights, "cross": cross_weights}
+        return output, {
+            "encoder": encoder_weights,
+            "decoder": decoder_weights,
+            "cross": cross_weights,
+        }
 
     @classmethod
     def from_torch(cls, m: nn.Transformer) -> Transformer:

@@ -10,7 +10,12 @@ import torch
 from torch import nn
 
 from attention_to_bert.data import BOS, EOS, PAD, Vocabulary
-from attention_to_bert.transformer import PositionalEncoding, Transformer, causal_mask, padding_mask_from_ids
+from attention_to_bert.transformer import (
+    PositionalEncoding,
+    Transformer,
+    causal_mask,
+    padding_mask_from_ids,
+)
 from attention_to_bert.validate import check_int, check_token_ids
 
 _SPECIAL_IDS = Vocabulary([]).stoi  # where data.Vocabulary puts <pad>, <bos> and <eos>
@@ -41,8 +46,12 @@ class Seq2SeqTransformer(nn.Module):
         eos_id: int = _SPECIAL_IDS[EOS],
     ) -> None:
         super().__init__()
-        for name, value in (("src_vocab_size", src_vocab_size), ("tgt_vocab_size", tgt_vocab_size),
-                            ("num_layers", num_layers), ("max_len", max_len)):
+        for name, value in (
+            ("src_vocab_size", src_vocab_size),
+            ("tgt_vocab_size", tgt_vocab_size),
+            ("num_layers", num_layers),
+            ("max_len", max_len),
+        ):
             check_int(name, value)
         for name, value in (("pad_id", pad_id), ("bos_id", bos_id), ("eos_id", eos_id)):
             check_int(name, value, minimum=0)
@@ -55,14 +64,21 @@ class Seq2SeqTransformer(nn.Module):
         self.positional_encoding = PositionalEncoding(d_model, max_len=max_len, dropout=dropout)
         self.transformer = Transformer(d_model, num_heads, num_layers, num_layers, d_ff, dropout)
         self.generator = nn.Linear(d_model, tgt_vocab_size)
-        for embedding in (self.src_embedding, self.tgt_embedding):  # std d_model^-0.5: after the √d_model
-            nn.init.normal_(embedding.weight, std=d_model**-0.5)  # scaling, entries of std 1, like the positions
+        for embedding in (
+            self.src_embedding,
+            self.tgt_embedding,
+        ):  # std d_model^-0.5: after the √d_model
+            nn.init.normal_(
+                embedding.weight, std=d_model**-0.5
+            )  # scaling, entries of std 1, like the positions
             nn.init.zeros_(embedding.weight[pad_id])
 
     def _check_ids(self, ids: torch.Tensor, name: str, vocab_size: int) -> None:
         check_token_ids(name, ids, vocab_size, axes="(batch, length)")
         if ids.shape[1] > self.max_len:
-            raise ValueError(f"{name} has length {ids.shape[1]}, longer than max_len={self.max_len}")
+            raise ValueError(
+                f"{name} has length {ids.shape[1]}, longer than max_len={self.max_len}"
+            )
 
     def _embed(self, embedding: nn.Embedding, ids: torch.Tensor) -> torch.Tensor:
         return self.positional_encoding(embedding(ids) * math.sqrt(self.d_model))
@@ -71,7 +87,8 @@ class Seq2SeqTransformer(nn.Module):
         """Encode ``src_ids`` (batch, src_len) into memory (batch, src_len, d_model) and attention weights."""
         self._check_ids(src_ids, "src_ids", self.src_embedding.num_embeddings)
         return self.transformer.encode(
-            self._embed(self.src_embedding, src_ids), src_key_padding_mask=padding_mask_from_ids(src_ids, self.pad_id)
+            self._embed(self.src_embedding, src_ids),
+            src_key_padding_mask=padding_mask_from_ids(src_ids, self.pad_id),
         )
 
     def decode(
@@ -114,7 +131,9 @@ class Seq2SeqTransformer(nn.Module):
 def _check_max_length(model: Seq2SeqTransformer, max_length: int) -> None:
     check_int("max_length", max_length)
     if max_length + 1 > model.max_len:
-        raise ValueError(f"max_length + 1 must be <= the model's max_len={model.max_len}, got {max_length}")
+        raise ValueError(
+            f"max_length + 1 must be <= the model's max_len={model.max_len}, got {max_length}"
+        )
 
 
 @torch.no_grad()
@@ -182,7 +201,9 @@ def beam_search(
         if len(finished) >= beam_size or beams.shape[0] == 0:
             break
     if not finished:
-        finished = [(beam[1:].tolist(), score.item()) for beam, score in zip(beams, scores, strict=True)]
+        finished = [
+            (beam[1:].tolist(), score.item()) for beam, score in zip(beams, scores, strict=True)
+        ]
     model.train(was_training)
     return sorted(finished, key=lambda hypothesis: hypothesis[1], reverse=True)
 

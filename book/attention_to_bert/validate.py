@@ -6,7 +6,6 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-
 _DTYPE_NAMES = {torch.long: "torch.long", torch.bool: "torch.bool"}
 
 
@@ -43,7 +42,9 @@ def check_tensor(
     if not isinstance(value, Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
     if dtype is not None and value.dtype != dtype:
-        raise TypeError(f"{name} must be a {_DTYPE_NAMES.get(dtype, dtype)} tensor, got {value.dtype}")
+        raise TypeError(
+            f"{name} must be a {_DTYPE_NAMES.get(dtype, dtype)} tensor, got {value.dtype}"
+        )
     if floating and not value.is_floating_point():
         raise TypeError(f"{name} must be a floating-point tensor, got {value.dtype}")
     shape = tuple(value.shape)
@@ -54,7 +55,10 @@ def check_tensor(
 
 
 def check_mask(
-    name: str, mask: object, shape: tuple[int, ...] | None = None, meaning: str = "True = may not attend"
+    name: str,
+    mask: object,
+    shape: tuple[int, ...] | None = None,
+    meaning: str = "True = may not attend",
 ) -> None:
     """A bool mask, of ``shape`` if given; ``meaning`` says what True means, for the error message."""
     if not isinstance(mask, Tensor) or mask.dtype != torch.bool:

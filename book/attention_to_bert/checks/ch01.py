@@ -28,7 +28,9 @@ def _diagnose_masked_softmax(
     fully_masked_rows = masked.all(dim=-1)
     if not torch.isfinite(weights).all():
         if (~torch.isfinite(weights))[fully_masked_rows].any():
-            checker.expect(False, f"{case}: a fully masked row gives NaN; it must give all-zero weights")
+            checker.expect(
+                False, f"{case}: a fully masked row gives NaN; it must give all-zero weights"
+            )
         else:
             checker.expect(
                 False,
@@ -44,14 +46,19 @@ def _diagnose_masked_softmax(
                 f"{case}: mask polarity inverted: the weight goes where mask is True (True means 'may not attend')",
             )
         else:
-            checker.expect(False, f"{case}: positions where mask is True get weight; they must get exactly 0")
+            checker.expect(
+                False, f"{case}: positions where mask is True get weight; they must get exactly 0"
+            )
         return
     row_sums = weights.sum(dim=-1)[~fully_masked_rows]
     if not torch.allclose(row_sums, torch.ones_like(row_sums), atol=1e-4):
         column_sums = weights.sum(dim=-2)
-        if weights.shape[-2] > 1 and torch.allclose(column_sums, torch.ones_like(column_sums), atol=1e-4):
+        if weights.shape[-2] > 1 and torch.allclose(
+            column_sums, torch.ones_like(column_sums), atol=1e-4
+        ):
             checker.expect(
-                False, f"{case}: normalised over the wrong dimension; each row (the last dimension) must sum to 1"
+                False,
+                f"{case}: normalised over the wrong dimension; each row (the last dimension) must sum to 1",
             )
         else:
             checker.expect(False, f"{case}: the weights of a row (last dimension) do not sum to 1")
@@ -75,7 +82,11 @@ def masked_softmax(candidate: Callable[[torch.Tensor, torch.Tensor], torch.Tenso
     with_empty_row[1, 2] = True  # query 2 of example 1 may attend to nothing
     cases = [
         ("no position masked", scores, torch.zeros(2, 3, 5, dtype=torch.bool)),
-        ("a padding mask of shape (2, 1, 5) broadcast over the queries", scores, padding[:, None, :]),
+        (
+            "a padding mask of shape (2, 1, 5) broadcast over the queries",
+            scores,
+            padding[:, None, :],
+        ),
         ("a single query (scores of shape (2, 1, 5))", scores[:, :1], padding[:, None, :]),
         ("a fully masked row", scores, with_empty_row),
         ("large scores (up to about 1000)", 400 * scores, padding[:, None, :]),
@@ -100,7 +111,9 @@ def masked_softmax(candidate: Callable[[torch.Tensor, torch.Tensor], torch.Tenso
                 "afterwards does not clean the gradient (fill masked scores with a large negative number)",
             )
     elif isinstance(actual, torch.Tensor) and actual.shape == scores.shape:
-        checker.expect(False, f"{case}: the result does not carry a gradient (do not detach or rebuild it)")
+        checker.expect(
+            False, f"{case}: the result does not carry a gradient (do not detach or rebuild it)"
+        )
     return checker.report()
 
 
@@ -123,7 +136,10 @@ def scaled_dot_score(candidate: Callable[[torch.Tensor, torch.Tensor], torch.Ten
             continue
         if not isinstance(actual, torch.Tensor) or actual.shape != dot.shape:
             if isinstance(actual, torch.Tensor) and actual.shape == dot.transpose(-2, -1).shape:
-                checker.expect(False, f"{case}: transposed; the shape must be (..., n_q, n_k), one row per query")
+                checker.expect(
+                    False,
+                    f"{case}: transposed; the shape must be (..., n_q, n_k), one row per query",
+                )
             else:
                 checker.expect_close(actual, dot, case)  # reports the wrong type or shape
             continue
@@ -131,7 +147,10 @@ def scaled_dot_score(candidate: Callable[[torch.Tensor, torch.Tensor], torch.Ten
         wrong_scalings = [
             (dot, "not scaled: divide the dot products by sqrt(d)"),
             (dot / d, "divided by d; divide by sqrt(d) instead"),
-            (dot / n_k**0.5, "divided by the square root of the number of keys; d is the feature size"),
+            (
+                dot / n_k**0.5,
+                "divided by the square root of the number of keys; d is the feature size",
+            ),
         ]
         for wrong, message in wrong_scalings:
             if torch.allclose(value, wrong, atol=1e-4, rtol=1e-4):

@@ -11,7 +11,11 @@ from attention_to_bert.checks.checker import Checker
 
 
 def _reference_han_attention(
-    values: torch.Tensor, padding_mask: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, context: torch.Tensor
+    values: torch.Tensor,
+    padding_mask: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor,
+    context: torch.Tensor,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     keys = torch.tanh(values @ weight.T + bias)
     scores = (keys @ context).masked_fill(padding_mask, torch.finfo(values.dtype).min)
@@ -50,7 +54,9 @@ def han_attention(candidate: Callable[..., Any]) -> bool:
                 checker.expect(False, f"{case}: returned None; return the pair (pooled, weights)")
             continue
         if not isinstance(result, tuple) or len(result) != 2:
-            checker.expect(False, f"{case}: expected a pair (pooled, weights), got {type(result).__name__}")
+            checker.expect(
+                False, f"{case}: expected a pair (pooled, weights), got {type(result).__name__}"
+            )
             continue
         pooled, weights = result
         expected_pooled, expected_weights = _reference_han_attention(*arguments)
@@ -83,15 +89,22 @@ def han_attention(candidate: Callable[..., Any]) -> bool:
                     f"{[round(v, 3) for v in sums.tolist()]}); take the softmax over the positions",
                 )
                 continue
-            scores_without_tanh = ((values @ weight.T + bias) @ context).masked_fill(padding_mask, -1e30)
+            scores_without_tanh = ((values @ weight.T + bias) @ context).masked_fill(
+                padding_mask, -1e30
+            )
             without_tanh = torch.softmax(scores_without_tanh, -1).masked_fill(padding_mask, 0.0)
             wrong = not torch.allclose(weights, expected_weights, atol=1e-5)
             if wrong and torch.allclose(weights, without_tanh, atol=1e-5):
                 checker.expect(
-                    False, f"{case}: the weights match keys without the tanh; the keys are u_i = tanh(W h_i + b)"
+                    False,
+                    f"{case}: the weights match keys without the tanh; the keys are u_i = tanh(W h_i + b)",
                 )
                 continue
         if not checker.expect_close(weights, expected_weights, f"{case}: weights"):
             continue
-        checker.expect_close(pooled, expected_pooled, f"{case}: pooled (the weighted sum of the values h_i, not of the keys)")
+        checker.expect_close(
+            pooled,
+            expected_pooled,
+            f"{case}: pooled (the weighted sum of the values h_i, not of the keys)",
+        )
     return checker.report()

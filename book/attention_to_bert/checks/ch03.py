@@ -40,27 +40,43 @@ def attention_step(candidate: Callable[[torch.Tensor, torch.Tensor, torch.Tensor
         lengths_tensor = torch.tensor(lengths)
         for index, length in enumerate(lengths):
             outputs[index, length:] = 0.0  # like the encoder's outputs at padded positions
-        result = checker.call(candidate, state.clone(), outputs.clone(), lengths_tensor.clone(), case=case)
+        result = checker.call(
+            candidate, state.clone(), outputs.clone(), lengths_tensor.clone(), case=case
+        )
         if result is None:
             continue
         if not isinstance(result, tuple) or len(result) != 2:
-            checker.expect(False, f"{case}: expected a pair (context, weights), got {type(result).__name__}")
+            checker.expect(
+                False, f"{case}: expected a pair (context, weights), got {type(result).__name__}"
+            )
             continue
         context, weights = result
-        expected_context, expected_weights = _reference_attention_step(state, outputs, lengths_tensor)
+        expected_context, expected_weights = _reference_attention_step(
+            state, outputs, lengths_tensor
+        )
         shaped = isinstance(weights, torch.Tensor) and tuple(weights.shape) == (batch, source_len)
         if shaped and weights.is_floating_point():
             weights = weights.detach().double()
             padded = torch.arange(source_len) >= lengths_tensor[:, None]
-            if padded.any() and not torch.isnan(weights).any() and weights[padded].abs().max() > 1e-6:
-                checker.expect(False, f"{case}: padded source positions get weight up to "
-                               f"{weights[padded].abs().max().item():.3g}; they must get exactly 0 "
-                               f"(mask the positions j >= length before the softmax)")
+            if (
+                padded.any()
+                and not torch.isnan(weights).any()
+                and weights[padded].abs().max() > 1e-6
+            ):
+                checker.expect(
+                    False,
+                    f"{case}: padded source positions get weight up to "
+                    f"{weights[padded].abs().max().item():.3g}; they must get exactly 0 "
+                    f"(mask the positions j >= length before the softmax)",
+                )
                 continue
             sums = weights.sum(-1)
             if not torch.isnan(weights).any() and not torch.allclose(sums, torch.ones_like(sums)):
-                checker.expect(False, f"{case}: the weights of a source do not sum to 1 (got "
-                               f"{[round(v, 3) for v in sums.tolist()]}); take the softmax over the source positions")
+                checker.expect(
+                    False,
+                    f"{case}: the weights of a source do not sum to 1 (got "
+                    f"{[round(v, 3) for v in sums.tolist()]}); take the softmax over the source positions",
+                )
                 continue
         if not checker.expect_close(weights, expected_weights, f"{case}: weights"):
             continue

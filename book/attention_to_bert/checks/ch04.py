@@ -38,11 +38,15 @@ def self_attention(candidate: Callable[..., Any]) -> bool:
         x = size * torch.randn(*x_shape, generator=generator)
         w_q, w_k = (size * torch.randn(d_model, d_k, generator=generator) for _ in range(2))
         w_v = torch.randn(d_model, d_v, generator=generator)
-        result = checker.call(candidate, x.clone(), w_q.clone(), w_k.clone(), w_v.clone(), case=case)
+        result = checker.call(
+            candidate, x.clone(), w_q.clone(), w_k.clone(), w_v.clone(), case=case
+        )
         if result is None:
             continue
         if not isinstance(result, tuple | list) or len(result) != 2:
-            checker.expect(False, f"{case}: return a pair (output, weights), got {type(result).__name__}")
+            checker.expect(
+                False, f"{case}: return a pair (output, weights), got {type(result).__name__}"
+            )
             continue
         output, weights = result
         expected_output, expected_weights = _reference_self_attention(x, w_q, w_k, w_v)
@@ -50,9 +54,14 @@ def self_attention(candidate: Callable[..., Any]) -> bool:
             if (
                 isinstance(output, torch.Tensor)
                 and output.shape == x.shape
-                and torch.allclose(output.detach().double(), expected_weights @ x.double(), atol=1e-4)
+                and torch.allclose(
+                    output.detach().double(), expected_weights @ x.double(), atol=1e-4
+                )
             ):
-                checker.expect(False, f"{case}: the output mixes the inputs x; it must mix the values V = x @ w_v")
+                checker.expect(
+                    False,
+                    f"{case}: the output mixes the inputs x; it must mix the values V = x @ w_v",
+                )
                 continue
             checker.expect_close(output, expected_output, f"{case}: output", atol=1e-4)
     return checker.report()
@@ -73,12 +82,14 @@ def _diagnose_self_attention_weights(
     value = weights.detach().double()
     if not torch.isfinite(value).all():
         return checker.expect(
-            False, f"{case}: NaN or inf in the weights; subtract each row's maximum before exp (or use torch.softmax)"
+            False,
+            f"{case}: NaN or inf in the weights; subtract each row's maximum before exp (or use torch.softmax)",
         )
     if not torch.allclose(value.sum(dim=-1), torch.ones_like(value[..., 0]), atol=1e-4):
         if torch.allclose(value.sum(dim=-2), torch.ones_like(value[..., 0]), atol=1e-4):
             return checker.expect(
-                False, f"{case}: the columns sum to 1, not the rows: take the softmax over the last dimension (keys)"
+                False,
+                f"{case}: the columns sum to 1, not the rows: take the softmax over the last dimension (keys)",
             )
         return checker.expect(False, f"{case}: the rows of the weights do not sum to 1")
     query, key = x.double() @ w_q.double(), x.double() @ w_k.double()
@@ -87,18 +98,31 @@ def _diagnose_self_attention_weights(
     mistakes = [
         (scores, "not scaled: divide the scores Q K^T by sqrt(d_k)"),
         (scores / d_k, "divided by d_k; divide by sqrt(d_k) instead"),
-        (scores / d_model**0.5, "divided by sqrt(d_model); d_k is the size of the queries and keys (w_q's columns)"),
-        (scores.transpose(-2, -1) / d_k**0.5, "transposed: row i must hold query i's weights over the keys (K Q^T?)"),
+        (
+            scores / d_model**0.5,
+            "divided by sqrt(d_model); d_k is the size of the queries and keys (w_q's columns)",
+        ),
+        (
+            scores.transpose(-2, -1) / d_k**0.5,
+            "transposed: row i must hold query i's weights over the keys (K Q^T?)",
+        ),
     ]
     for wrong_scores, message in mistakes:
         wrong = torch.softmax(wrong_scores, dim=-1)
-        if not torch.allclose(wrong, expected, atol=1e-4) and torch.allclose(value, wrong, atol=1e-4):
+        if not torch.allclose(wrong, expected, atol=1e-4) and torch.allclose(
+            value, wrong, atol=1e-4
+        ):
             return checker.expect(False, f"{case}: {message}")
     return checker.expect_close(weights, expected, f"{case}: weights", atol=1e-4)
 
 
 def _reference_positional_encoding(
-    max_len: int, d_model: int, *, swap: bool = False, halves: bool = False, exponent_from_dimension: bool = False
+    max_len: int,
+    d_model: int,
+    *,
+    swap: bool = False,
+    halves: bool = False,
+    exponent_from_dimension: bool = False,
 ) -> torch.Tensor:
     """The sinusoidal table in float64; the keyword arguments build the typical wrong variants."""
     position = torch.arange(max_len, dtype=torch.float64)[:, None]
@@ -124,7 +148,10 @@ def positional_encoding(candidate: Callable[[int, int], torch.Tensor]) -> bool:
     """
     checker = Checker("positional_encoding")
     mistakes = [
-        ({"swap": True}, "sin and cos swapped: even dimensions 2i take the sine, odd dimensions 2i+1 the cosine"),
+        (
+            {"swap": True},
+            "sin and cos swapped: even dimensions 2i take the sine, odd dimensions 2i+1 the cosine",
+        ),
         (
             {"halves": True},
             "sines in the first half and cosines in the second: some libraries do that, but the paper (and this "
@@ -142,11 +169,17 @@ def positional_encoding(candidate: Callable[[int, int], torch.Tensor]) -> bool:
         if actual is None:
             continue
         expected = _reference_positional_encoding(max_len, d_model)
-        if isinstance(actual, torch.Tensor) and actual.shape == expected.shape and torch.isfinite(actual).all():
+        if (
+            isinstance(actual, torch.Tensor)
+            and actual.shape == expected.shape
+            and torch.isfinite(actual).all()
+        ):
             value = actual.detach().double()
             for variant, message in mistakes:
                 wrong = _reference_positional_encoding(max_len, d_model, **variant)
-                if not torch.allclose(wrong, expected, atol=1e-4) and torch.allclose(value, wrong, atol=1e-4):
+                if not torch.allclose(wrong, expected, atol=1e-4) and torch.allclose(
+                    value, wrong, atol=1e-4
+                ):
                     checker.expect(False, f"{case}: {message}")
                     break
             else:

@@ -26,9 +26,14 @@ def split_heads(candidate: Callable[[torch.Tensor, int], torch.Tensor]) -> bool:
         actual = checker.call(candidate, x.clone(), heads, case=case)
         if actual is None:
             continue
-        if isinstance(actual, torch.Tensor) and tuple(actual.shape) == (batch, seq, heads, head_dim) and seq != heads:
+        if (
+            isinstance(actual, torch.Tensor)
+            and tuple(actual.shape) == (batch, seq, heads, head_dim)
+            and seq != heads
+        ):
             checker.expect(
-                False, f"{case}: got shape (batch, seq, heads, head_dim); swap the seq and heads axes (transpose(1, 2))"
+                False,
+                f"{case}: got shape (batch, seq, heads, head_dim); swap the seq and heads axes (transpose(1, 2))",
             )
             continue
         if isinstance(actual, torch.Tensor) and actual.shape == expected.shape and heads > 1:
@@ -65,18 +70,28 @@ def causal_mask(candidate: Callable[[int], torch.Tensor]) -> bool:
             continue
         if actual.dtype != torch.bool:
             if actual.is_floating_point() and torch.isinf(actual).any():
-                message = "an additive float mask (0 / -inf); return a bool mask, True = may not attend"
+                message = (
+                    "an additive float mask (0 / -inf); return a bool mask, True = may not attend"
+                )
             else:
-                message = f"dtype {actual.dtype}; the mask must be a bool tensor (True = may not attend)"
+                message = (
+                    f"dtype {actual.dtype}; the mask must be a bool tensor (True = may not attend)"
+                )
             checker.expect(False, f"{case}: {message}")
             continue
         wrong_masks = [
-            (~expected, "polarity inverted: True must mean 'may NOT attend', i.e. the future above the diagonal"),
+            (
+                ~expected,
+                "polarity inverted: True must mean 'may NOT attend', i.e. the future above the diagonal",
+            ),
             (
                 torch.ones(size, size, dtype=torch.bool).triu(),
                 "the diagonal is masked too: a position may attend to itself (otherwise row 0 sees nothing)",
             ),
-            (expected.T, "the past is masked instead of the future: query i may not see keys j > i"),
+            (
+                expected.T,
+                "the past is masked instead of the future: query i may not see keys j > i",
+            ),
         ]
         for wrong, message in wrong_masks:
             if size > 1 and torch.equal(actual, wrong):

@@ -30,7 +30,9 @@ def noam_schedule(candidate: Callable[[int, int, int], float]) -> bool:
             if isinstance(value, torch.Tensor) and value.numel() == 1:
                 value = value.item()
             if not isinstance(value, int | float) or isinstance(value, bool):
-                checker.expect(False, f"{case}, step={step}: expected a number, got {type(value).__name__}")
+                checker.expect(
+                    False, f"{case}, step={step}: expected a number, got {type(value).__name__}"
+                )
                 break
             values.append(float(value))
         if len(values) != len(steps):
@@ -54,7 +56,9 @@ def noam_schedule(candidate: Callable[[int, int, int], float]) -> bool:
             )
         else:
             step, value, want = next(
-                (s, v, e) for s, v, e in zip(steps, values, expected, strict=True) if abs(v - e) > 1e-9 + 1e-6 * e
+                (s, v, e)
+                for s, v, e in zip(steps, values, expected, strict=True)
+                if abs(v - e) > 1e-9 + 1e-6 * e
             )
             checker.expect(False, f"{case}: at step {step} expected {want:.6g}, got {value:.6g}")
     return checker.report()
@@ -77,38 +81,66 @@ def label_smoothed_cross_entropy(
         logits = torch.randn(rows, vocab, generator=generator) * 2
         targets = torch.randint(0, vocab, (rows,), generator=generator)
         targets[targets == pad_id] = (pad_id + 1) % vocab
-        targets[rows - num_pads:] = pad_id
+        targets[rows - num_pads :] = pad_id
         case = f"{rows} positions ({num_pads} padded), vocabulary {vocab}, smoothing={smoothing}, pad_id={pad_id}"
-        expected = torch.nn.functional.cross_entropy(logits, targets, ignore_index=pad_id, label_smoothing=smoothing)
-        actual = checker.call(candidate, logits.clone(), targets.clone(), smoothing, pad_id, case=case)
+        expected = torch.nn.functional.cross_entropy(
+            logits, targets, ignore_index=pad_id, label_smoothing=smoothing
+        )
+        actual = checker.call(
+            candidate, logits.clone(), targets.clone(), smoothing, pad_id, case=case
+        )
         if actual is None:
             continue
         if isinstance(actual, torch.Tensor) and actual.dim() > 0 and actual.numel() > 1:
-            checker.expect(False, f"{case}: expected one number (a 0-d tensor), got shape {tuple(actual.shape)}; "
-                                  "average over the non-pad positions")
+            checker.expect(
+                False,
+                f"{case}: expected one number (a 0-d tensor), got shape {tuple(actual.shape)}; "
+                "average over the non-pad positions",
+            )
             continue
         if isinstance(actual, torch.Tensor) and actual.dim() > 0:
             actual = actual.reshape(())
-        if isinstance(actual, torch.Tensor) and actual.shape == expected.shape and not torch.isnan(actual).any():
+        if (
+            isinstance(actual, torch.Tensor)
+            and actual.shape == expected.shape
+            and not torch.isnan(actual).any()
+        ):
             log_probs = logits.log_softmax(-1)
             keep = targets != pad_id
             one_hot = torch.nn.functional.one_hot(targets, vocab).float()
             per_position = -(((1 - smoothing) * one_hot + smoothing / vocab) * log_probs).sum(-1)
-            other_classes = (1 - smoothing) * one_hot + smoothing / max(vocab - 1, 1) * (1 - one_hot)
+            other_classes = (1 - smoothing) * one_hot + smoothing / max(vocab - 1, 1) * (
+                1 - one_hot
+            )
             wrong_answers = [
-                (per_position.mean(), "the padded positions are counted: leave out positions whose target is pad_id"),
-                (per_position[keep].sum(), "summed over the positions: take the mean over the non-pad ones"),
-                (torch.nn.functional.nll_loss(log_probs[keep], targets[keep]),
-                 "no smoothing: mix (1 - ε) of the one-hot target with ε spread uniformly over the vocabulary"),
-                (-(other_classes * log_probs).sum(-1)[keep].mean(),
-                 "ε is spread over the V - 1 other classes; torch spreads it over all V: q = (1-ε)·onehot + ε/V"),
-                (-(((1 - smoothing) * one_hot + smoothing / vocab) * logits).sum(-1)[keep].mean(),
-                 "used the logits instead of the log-probabilities: apply log_softmax first"),
+                (
+                    per_position.mean(),
+                    "the padded positions are counted: leave out positions whose target is pad_id",
+                ),
+                (
+                    per_position[keep].sum(),
+                    "summed over the positions: take the mean over the non-pad ones",
+                ),
+                (
+                    torch.nn.functional.nll_loss(log_probs[keep], targets[keep]),
+                    "no smoothing: mix (1 - ε) of the one-hot target with ε spread uniformly over the vocabulary",
+                ),
+                (
+                    -(other_classes * log_probs).sum(-1)[keep].mean(),
+                    "ε is spread over the V - 1 other classes; torch spreads it over all V: q = (1-ε)·onehot + ε/V",
+                ),
+                (
+                    -(((1 - smoothing) * one_hot + smoothing / vocab) * logits)
+                    .sum(-1)[keep]
+                    .mean(),
+                    "used the logits instead of the log-probabilities: apply log_softmax first",
+                ),
             ]
             found = False
             for wrong, message in wrong_answers:
-                if not torch.allclose(wrong, expected, atol=1e-6) and torch.allclose(actual.detach().float(), wrong,
-                                                                                        atol=1e-5):
+                if not torch.allclose(wrong, expected, atol=1e-6) and torch.allclose(
+                    actual.detach().float(), wrong, atol=1e-5
+                ):
                     checker.expect(False, f"{case}: {message}")
                     found = True
                     break

@@ -49,12 +49,22 @@ class Checker:
             self.problems.append(message)
         return bool(condition)
 
-    def expect_close(self, actual: Any, expected: torch.Tensor, what: str, *, atol: float = 1e-5, rtol: float = 1e-4) -> bool:
+    def expect_close(
+        self,
+        actual: Any,
+        expected: torch.Tensor,
+        what: str,
+        *,
+        atol: float = 1e-5,
+        rtol: float = 1e-4,
+    ) -> bool:
         """Check that ``actual`` is a tensor of ``expected``'s shape, free of NaN, and close to it."""
         if actual is None:
             return False
         if not isinstance(actual, torch.Tensor):
-            return self.expect(False, f"{what}: expected a torch.Tensor, got {type(actual).__name__}")
+            return self.expect(
+                False, f"{what}: expected a torch.Tensor, got {type(actual).__name__}"
+            )
         if tuple(actual.shape) != tuple(expected.shape):
             return self.expect(
                 False, f"{what}: expected shape {tuple(expected.shape)}, got {tuple(actual.shape)}"
@@ -62,7 +72,9 @@ class Checker:
         actual = actual.detach().to(torch.float64)
         expected = expected.detach().to(torch.float64)
         if torch.isnan(actual).any() and not torch.isnan(expected).any():
-            return self.expect(False, f"{what}: contains NaN (a fully masked row must give zeros, not NaN)")
+            return self.expect(
+                False, f"{what}: contains NaN (a fully masked row must give zeros, not NaN)"
+            )
         difference = (actual - expected).abs().max().item() if actual.numel() else 0.0
         return self.expect(
             torch.allclose(actual, expected, atol=atol, rtol=rtol),

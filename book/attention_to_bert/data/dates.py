@@ -13,8 +13,20 @@ import torch
 from attention_to_bert.data.vocabulary import Vocabulary, pad_sequences
 from attention_to_bert.validate import check_int
 
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-           "november", "december")
+_MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _FIRST_DATE, _LAST_DATE = datetime.date(1950, 1, 1), datetime.date(2049, 12, 31)
 
@@ -29,11 +41,17 @@ def _ordinal(day: int) -> str:
 DATE_FORMATS: dict[str, Callable[[datetime.date], str]] = {
     "25 jun 2009": lambda d: f"{d.day} {_MONTHS[d.month - 1][:3]} {d.year}",
     "25 june 2009": lambda d: f"{d.day} {_MONTHS[d.month - 1]} {d.year}",
-    "thursday, 25 jun 2009": lambda d: f"{_WEEKDAYS[d.weekday()]}, {d.day} {_MONTHS[d.month - 1][:3]} {d.year}",
-    "thu 25 june 2009": lambda d: f"{_WEEKDAYS[d.weekday()][:3]} {d.day} {_MONTHS[d.month - 1]} {d.year}",
+    "thursday, 25 jun 2009": lambda d: (
+        f"{_WEEKDAYS[d.weekday()]}, {d.day} {_MONTHS[d.month - 1][:3]} {d.year}"
+    ),
+    "thu 25 june 2009": lambda d: (
+        f"{_WEEKDAYS[d.weekday()][:3]} {d.day} {_MONTHS[d.month - 1]} {d.year}"
+    ),
     "june 25, 2009": lambda d: f"{_MONTHS[d.month - 1]} {d.day}, {d.year}",
     "jun 25 2009": lambda d: f"{_MONTHS[d.month - 1][:3]} {d.day} {d.year}",
-    "thursday, june 25, 2009": lambda d: f"{_WEEKDAYS[d.weekday()]}, {_MONTHS[d.month - 1]} {d.day}, {d.year}",
+    "thursday, june 25, 2009": lambda d: (
+        f"{_WEEKDAYS[d.weekday()]}, {_MONTHS[d.month - 1]} {d.day}, {d.year}"
+    ),
     "the 25th of june 2009": lambda d: f"the {_ordinal(d.day)} of {_MONTHS[d.month - 1]} {d.year}",
     "25.06.2009": lambda d: f"{d.day:02d}.{d.month:02d}.{d.year}",
     "06/25/2009": lambda d: f"{d.month:02d}/{d.day:02d}/{d.year}",
@@ -50,8 +68,10 @@ def _pick_formats(formats: Sequence[str] | None) -> list[str]:
     names = list(DATE_FORMATS) if formats is None else list(formats)
     unknown = [name for name in names if name not in DATE_FORMATS]
     if unknown or not names:
-        raise ValueError(f"formats must be a non-empty list of names from DATE_FORMATS {list(DATE_FORMATS)}, "
-                         f"got {names!r}")
+        raise ValueError(
+            f"formats must be a non-empty list of names from DATE_FORMATS {list(DATE_FORMATS)}, "
+            f"got {names!r}"
+        )
     return names
 
 
@@ -67,10 +87,14 @@ def _random_dates(count: int, rng: random.Random) -> list[datetime.date]:
     span = (_LAST_DATE - _FIRST_DATE).days + 1
     if count > span:
         raise ValueError(f"at most {span} distinct dates exist in the range, asked for {count}")
-    return [_FIRST_DATE + datetime.timedelta(days=offset) for offset in rng.sample(range(span), count)]
+    return [
+        _FIRST_DATE + datetime.timedelta(days=offset) for offset in rng.sample(range(span), count)
+    ]
 
 
-def make_dates(num_examples: int, seed: int = 0, formats: Sequence[str] | None = None) -> list[tuple[str, str]]:
+def make_dates(
+    num_examples: int, seed: int = 0, formats: Sequence[str] | None = None
+) -> list[tuple[str, str]]:
     """``num_examples`` pairs (human date, ISO date) with distinct dates, e.g. ("thursday, 25 jun 2009", "2009-06-25").
 
     Dates are drawn uniformly from 1950–2049, each written in a format drawn uniformly from ``formats``
@@ -79,7 +103,10 @@ def make_dates(num_examples: int, seed: int = 0, formats: Sequence[str] | None =
     check_int("num_examples", num_examples)
     names = _pick_formats(formats)
     rng = random.Random(seed)
-    return [(format_date(date, rng.choice(names)), date.isoformat()) for date in _random_dates(num_examples, rng)]
+    return [
+        (format_date(date, rng.choice(names)), date.isoformat())
+        for date in _random_dates(num_examples, rng)
+    ]
 
 
 @dataclass(frozen=True)
@@ -97,8 +124,9 @@ def date_vocabularies() -> tuple[Vocabulary, Vocabulary]:
     return Vocabulary(DATE_SOURCE_CHARS), Vocabulary(DATE_TARGET_CHARS)
 
 
-def date_splits(seed: int = 0, num_train: int = 6000, num_test: int = 1000,
-                formats: Sequence[str] | None = None) -> DateSplits:
+def date_splits(
+    seed: int = 0, num_train: int = 6000, num_test: int = 1000, formats: Sequence[str] | None = None
+) -> DateSplits:
     """The fixed train/test split of the date task used by chapters 3 and 6 (defaults: 6000 / 1000 pairs).
 
     All ``num_train + num_test`` dates are distinct, so no test date is seen in training in any format.
@@ -110,8 +138,9 @@ def date_splits(seed: int = 0, num_train: int = 6000, num_test: int = 1000,
     return DateSplits(pairs[:num_train], pairs[num_train:], source_vocab, target_vocab)
 
 
-def make_digit_strings(num_examples: int, min_length: int, max_length: int, seed: int = 0,
-                       reverse: bool = True) -> list[tuple[str, str]]:
+def make_digit_strings(
+    num_examples: int, min_length: int, max_length: int, seed: int = 0, reverse: bool = True
+) -> list[tuple[str, str]]:
     """Pairs (digit string, its reverse) — or a copy if ``reverse`` is False — with lengths uniform in
     ``min_length..max_length``: a task whose difficulty for a fixed-size memory grows with the length."""
     check_int("num_examples", num_examples)
@@ -120,13 +149,16 @@ def make_digit_strings(num_examples: int, min_length: int, max_length: int, seed
     rng = random.Random(seed)
     pairs = []
     for _ in range(num_examples):
-        digits = "".join(rng.choice(string.digits) for _ in range(rng.randint(min_length, max_length)))
+        digits = "".join(
+            rng.choice(string.digits) for _ in range(rng.randint(min_length, max_length))
+        )
         pairs.append((digits, digits[::-1] if reverse else digits))
     return pairs
 
 
-def encode_pairs(pairs: Sequence[tuple[str, str]], source_vocab: Vocabulary,
-                 target_vocab: Vocabulary) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def encode_pairs(
+    pairs: Sequence[tuple[str, str]], source_vocab: Vocabulary, target_vocab: Vocabulary
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Character ids of (source, target) string pairs, padded with ``<pad>`` (id 0) on the right.
 
     Returns ``source`` ``(batch, source_len)``, ``source_lengths`` ``(batch,)`` and ``target``
@@ -138,10 +170,16 @@ def encode_pairs(pairs: Sequence[tuple[str, str]], source_vocab: Vocabulary,
     for vocab, side, index in ((source_vocab, "source", 0), (target_vocab, "target", 1)):
         unknown = sorted({char for pair in pairs for char in pair[index]} - set(vocab.stoi))
         if unknown:
-            raise ValueError(f"{side} strings contain characters outside the {side} vocabulary: {unknown}")
+            raise ValueError(
+                f"{side} strings contain characters outside the {side} vocabulary: {unknown}"
+            )
     sources = [source_vocab.encode(source) for source, _ in pairs]
     targets = [target_vocab.encode(target, add_bos=True, add_eos=True) for _, target in pairs]
     lengths = torch.tensor([len(ids) for ids in sources], dtype=torch.long)
     if (lengths == 0).any():
         raise ValueError("source strings must not be empty")
-    return (pad_sequences(sources, source_vocab.pad_id), lengths, pad_sequences(targets, target_vocab.pad_id))
+    return (
+        pad_sequences(sources, source_vocab.pad_id),
+        lengths,
+        pad_sequences(targets, target_vocab.pad_id),
+    )

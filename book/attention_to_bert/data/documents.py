@@ -17,23 +17,63 @@ DOCUMENT_LABELS = ("negative", "positive")
 # Sentiment words (they judge the movie and other things alike) and the negations that flip them:
 # "never boring plot" is positive.
 POSITIVE_WORDS = (
-    "good", "great", "excellent", "wonderful", "brilliant", "superb",
-    "lovely", "charming", "fine", "terrific", "decent", "delightful",
+    "good",
+    "great",
+    "excellent",
+    "wonderful",
+    "brilliant",
+    "superb",
+    "lovely",
+    "charming",
+    "fine",
+    "terrific",
+    "decent",
+    "delightful",
 )
 NEGATIVE_WORDS = (
-    "bad", "awful", "terrible", "boring", "dull", "weak",
-    "poor", "dreadful", "messy", "bland", "horrible", "lousy",
+    "bad",
+    "awful",
+    "terrible",
+    "boring",
+    "dull",
+    "weak",
+    "poor",
+    "dreadful",
+    "messy",
+    "bland",
+    "horrible",
+    "lousy",
 )
 NEGATIONS = ("not", "never", "hardly")
 _INTENSIFIERS = ("really", "very", "truly", "quite", "rather")
 # What an opinion is about: the movie (it decides the label) or something else (it does not).
 MOVIE_ASPECTS = (
-    "movie", "film", "plot", "acting", "story", "script",
-    "ending", "cast", "dialogue", "soundtrack", "director", "camera",
+    "movie",
+    "film",
+    "plot",
+    "acting",
+    "story",
+    "script",
+    "ending",
+    "cast",
+    "dialogue",
+    "soundtrack",
+    "director",
+    "camera",
 )
 OFF_TOPIC_THINGS = (
-    "popcorn", "parking", "weather", "queue", "bus", "traffic",
-    "coffee", "heating", "restaurant", "dinner", "hotel", "weekend",
+    "popcorn",
+    "parking",
+    "weather",
+    "queue",
+    "bus",
+    "traffic",
+    "coffee",
+    "heating",
+    "restaurant",
+    "dinner",
+    "hotel",
+    "weekend",
 )
 # Opinion frames: "{opinion}" is an optional intensifier or negation and a sentiment word, "{thing}" a noun.
 # Short review notes ("honestly never boring plot"). The words before an opinion vary from frame to frame
@@ -56,18 +96,45 @@ _OPINION_FRAMES = (
 )
 # Neutral filler, built from parts: who, what, when.
 _FILLER_WHO = (
-    "we", "i", "my sister", "my brother", "my friend", "our neighbour",
-    "my parents", "the kids", "a colleague", "my cousin",
+    "we",
+    "i",
+    "my sister",
+    "my brother",
+    "my friend",
+    "our neighbour",
+    "my parents",
+    "the kids",
+    "a colleague",
+    "my cousin",
 )
 _FILLER_WHAT = (
-    "went to see it", "bought two tickets", "took the train", "talked about it",
-    "read a review", "sat near the back", "arrived a bit late", "checked the times",
-    "watched the trailer", "met some friends", "walked to the cinema", "found a seat",
-    "stayed until the credits", "waited in the lobby", "drove into town",
+    "went to see it",
+    "bought two tickets",
+    "took the train",
+    "talked about it",
+    "read a review",
+    "sat near the back",
+    "arrived a bit late",
+    "checked the times",
+    "watched the trailer",
+    "met some friends",
+    "walked to the cinema",
+    "found a seat",
+    "stayed until the credits",
+    "waited in the lobby",
+    "drove into town",
 )
 _FILLER_WHEN = (
-    "on friday", "last week", "after work", "in the evening", "on a sunday",
-    "during the holidays", "before lunch", "at nine", "yesterday", "this month",
+    "on friday",
+    "last week",
+    "after work",
+    "in the evening",
+    "on a sunday",
+    "during the holidays",
+    "before lunch",
+    "at nine",
+    "yesterday",
+    "this month",
 )
 
 
@@ -99,7 +166,9 @@ class Document:
         return DOCUMENT_LABELS[self.label]
 
 
-def _opinion_sentence(rng: random.Random, positive: bool, on_topic: bool) -> tuple[list[str], list[int]]:
+def _opinion_sentence(
+    rng: random.Random, positive: bool, on_topic: bool
+) -> tuple[list[str], list[int]]:
     """An opinion of the given polarity about the movie or an off-topic thing; returns the words and the
     positions of its negation (if any), sentiment word and noun."""
     negated = rng.random() < 0.35
@@ -125,7 +194,11 @@ def _filler_sentence(rng: random.Random) -> list[str]:
 
 
 def make_documents(
-    num_documents: int, seed: int, min_sentences: int = 4, max_sentences: int = 8, max_off_topic: int = 3
+    num_documents: int,
+    seed: int,
+    min_sentences: int = 4,
+    max_sentences: int = 8,
+    max_off_topic: int = 3,
 ) -> list[Document]:
     """Generate ``num_documents`` short movie reviews, half positive and half negative on average.
 
@@ -138,7 +211,9 @@ def make_documents(
     check_int("num_documents", num_documents)
     check_int("seed", seed, minimum=0)
     if not 2 <= min_sentences <= max_sentences:
-        raise ValueError(f"need 2 <= min_sentences <= max_sentences, got {min_sentences} and {max_sentences}")
+        raise ValueError(
+            f"need 2 <= min_sentences <= max_sentences, got {min_sentences} and {max_sentences}"
+        )
     check_int("max_off_topic", max_off_topic, minimum=0)
     rng = random.Random(seed)
     documents = []
@@ -180,7 +255,14 @@ def document_splits(
 def document_vocabulary() -> Vocabulary:
     """Every word the document generator can produce, plus the special tokens (``<pad>`` is id 0)."""
     words = set()
-    for group in (POSITIVE_WORDS, NEGATIVE_WORDS, NEGATIONS, _INTENSIFIERS, MOVIE_ASPECTS, OFF_TOPIC_THINGS):
+    for group in (
+        POSITIVE_WORDS,
+        NEGATIVE_WORDS,
+        NEGATIONS,
+        _INTENSIFIERS,
+        MOVIE_ASPECTS,
+        OFF_TOPIC_THINGS,
+    ):
         words.update(group)
     for phrase in (*_OPINION_FRAMES, *_FILLER_WHO, *_FILLER_WHAT, *_FILLER_WHEN):
         words.update(word for word in phrase.split() if not word.startswith("{"))
@@ -210,7 +292,10 @@ class DocumentBatch:
         if isinstance(index, int):
             index = slice(index, index + 1)
         return DocumentBatch(
-            self.word_ids[index], self.word_padding_mask[index], self.sentence_padding_mask[index], self.labels[index]
+            self.word_ids[index],
+            self.word_padding_mask[index],
+            self.sentence_padding_mask[index],
+            self.labels[index],
         )
 
 
@@ -230,17 +315,27 @@ def encode_documents(
     if not all(isinstance(document, Document) for document in documents):
         raise TypeError("encode_documents expects a sequence of Document objects")
     longest_document = max(len(document.sentences) for document in documents)
-    longest_sentence = max(len(sentence) for document in documents for sentence in document.sentences)
+    longest_sentence = max(
+        len(sentence) for document in documents for sentence in document.sentences
+    )
     num_sentences = longest_document if max_sentences is None else max_sentences
     num_words = longest_sentence if max_words is None else max_words
     if num_sentences < longest_document:
-        raise ValueError(f"max_sentences={max_sentences} is less than the longest document ({longest_document})")
+        raise ValueError(
+            f"max_sentences={max_sentences} is less than the longest document ({longest_document})"
+        )
     if num_words < longest_sentence:
-        raise ValueError(f"max_words={max_words} is less than the longest sentence ({longest_sentence})")
-    word_ids = torch.full((len(documents), num_sentences, num_words), vocabulary.pad_id, dtype=torch.long)
+        raise ValueError(
+            f"max_words={max_words} is less than the longest sentence ({longest_sentence})"
+        )
+    word_ids = torch.full(
+        (len(documents), num_sentences, num_words), vocabulary.pad_id, dtype=torch.long
+    )
     for row, document in enumerate(documents):
         for column, sentence in enumerate(document.sentences):
-            word_ids[row, column, : len(sentence)] = torch.tensor(vocabulary.encode(sentence), dtype=torch.long)
+            word_ids[row, column, : len(sentence)] = torch.tensor(
+                vocabulary.encode(sentence), dtype=torch.long
+            )
     word_padding_mask = word_ids == vocabulary.pad_id
     labels = torch.tensor([document.label for document in documents], dtype=torch.long)
     return DocumentBatch(word_ids, word_padding_mask, word_padding_mask.all(dim=-1), labels)

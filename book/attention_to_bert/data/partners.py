@@ -12,7 +12,11 @@ PARTNER_SYMBOLS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 def partner_sequences(
-    num_sequences: int, num_pairs: int = 5, num_symbols: int = 16, num_digits: int = 10, seed: int = 0
+    num_sequences: int,
+    num_pairs: int = 5,
+    num_symbols: int = 16,
+    num_digits: int = 10,
+    seed: int = 0,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Sequences of letter-digit tokens in which every letter appears exactly twice ("find your partner").
 
@@ -23,7 +27,11 @@ def partner_sequences(
     ``partners[b, i]`` is the position of the other copy of ``letters[b, i]``, so the digit carried by
     token i's partner is ``digits.gather(1, partners)[b, i]``. Letter ``s`` prints as ``PARTNER_SYMBOLS[s]``.
     """
-    for name, value in (("num_sequences", num_sequences), ("num_pairs", num_pairs), ("num_digits", num_digits)):
+    for name, value in (
+        ("num_sequences", num_sequences),
+        ("num_pairs", num_pairs),
+        ("num_digits", num_digits),
+    ):
         check_int(name, value)
     check_int("num_symbols", num_symbols, minimum=num_pairs)
     if num_symbols > len(PARTNER_SYMBOLS):

@@ -19,30 +19,48 @@ BERT_SPECIALS = (BERT_PAD, BERT_UNK, BERT_CLS, BERT_SEP, BERT_MASK)
 # Six little worlds. A story stays in one world; its sentences are chained: the object of a sentence
 # (or its subject, after an intransitive verb) is the subject of the next one.
 _STORY_WORLDS = {
-    "farm": dict(nouns=("farmer", "cow", "horse", "goat", "hen", "pig"),
-                 verbs=("feed", "chase", "watch", "follow", "wash"),
-                 intransitive=("sleep", "eat", "run", "wait"), adjectives=("old", "brown", "muddy", "lazy"),
-                 places=("barn", "field", "yard")),
-    "sea": dict(nouns=("sailor", "seal", "crab", "whale", "gull", "captain"),
-                 verbs=("catch", "pull", "find", "hold", "greet"),
-                intransitive=("swim", "float", "sing", "rest"), adjectives=("wet", "blue", "tired", "small"),
-                places=("harbour", "bay", "ship")),
-    "school": dict(nouns=("teacher", "student", "pupil", "friend", "parent", "tutor"),
-                 verbs=("help", "teach", "call", "meet", "praise"),
-                   intransitive=("read", "write", "listen", "laugh"), adjectives=("young", "clever", "quiet", "busy"),
-                   places=("classroom", "library", "hall")),
-    "city": dict(nouns=("driver", "merchant", "tourist", "cyclist", "mayor", "guard"),
-                 verbs=("visit", "pass", "hire", "stop", "thank"),
-                 intransitive=("shop", "walk", "drive", "wander"), adjectives=("rich", "loud", "famous", "early"),
-                 places=("market", "station", "street")),
-    "forest": dict(nouns=("hunter", "bear", "rabbit", "owl", "fox", "squirrel"),
-                 verbs=("track", "hear", "scare", "spot", "trap"),
-                   intransitive=("hide", "climb", "howl", "hunt"), adjectives=("wild", "grey", "silent", "hungry"),
-                   places=("forest", "cave", "valley")),
-    "kitchen": dict(nouns=("chef", "waiter", "guest", "diner", "baker", "host"),
-                 verbs=("serve", "taste", "bring", "invite", "please"),
-                    intransitive=("cook", "bake", "dine", "smile"), adjectives=("hot", "sweet", "polite", "happy"),
-                    places=("kitchen", "restaurant", "cafe")),
+    "farm": dict(
+        nouns=("farmer", "cow", "horse", "goat", "hen", "pig"),
+        verbs=("feed", "chase", "watch", "follow", "wash"),
+        intransitive=("sleep", "eat", "run", "wait"),
+        adjectives=("old", "brown", "muddy", "lazy"),
+        places=("barn", "field", "yard"),
+    ),
+    "sea": dict(
+        nouns=("sailor", "seal", "crab", "whale", "gull", "captain"),
+        verbs=("catch", "pull", "find", "hold", "greet"),
+        intransitive=("swim", "float", "sing", "rest"),
+        adjectives=("wet", "blue", "tired", "small"),
+        places=("harbour", "bay", "ship"),
+    ),
+    "school": dict(
+        nouns=("teacher", "student", "pupil", "friend", "parent", "tutor"),
+        verbs=("help", "teach", "call", "meet", "praise"),
+        intransitive=("read", "write", "listen", "laugh"),
+        adjectives=("young", "clever", "quiet", "busy"),
+        places=("classroom", "library", "hall"),
+    ),
+    "city": dict(
+        nouns=("driver", "merchant", "tourist", "cyclist", "mayor", "guard"),
+        verbs=("visit", "pass", "hire", "stop", "thank"),
+        intransitive=("shop", "walk", "drive", "wander"),
+        adjectives=("rich", "loud", "famous", "early"),
+        places=("market", "station", "street"),
+    ),
+    "forest": dict(
+        nouns=("hunter", "bear", "rabbit", "owl", "fox", "squirrel"),
+        verbs=("track", "hear", "scare", "spot", "trap"),
+        intransitive=("hide", "climb", "howl", "hunt"),
+        adjectives=("wild", "grey", "silent", "hungry"),
+        places=("forest", "cave", "valley"),
+    ),
+    "kitchen": dict(
+        nouns=("chef", "waiter", "guest", "diner", "baker", "host"),
+        verbs=("serve", "taste", "bring", "invite", "please"),
+        intransitive=("cook", "bake", "dine", "smile"),
+        adjectives=("hot", "sweet", "polite", "happy"),
+        places=("kitchen", "restaurant", "cafe"),
+    ),
 }
 STORY_WORLDS = tuple(_STORY_WORLDS)
 _SINGULAR_DETERMINERS = ("the", "this", "that", "one")
@@ -73,7 +91,9 @@ def make_stories(
     """
     check_int("num_stories", num_stories)
     if not 2 <= min_sentences <= max_sentences:
-        raise ValueError(f"need 2 <= min_sentences <= max_sentences, got {min_sentences} and {max_sentences}")
+        raise ValueError(
+            f"need 2 <= min_sentences <= max_sentences, got {min_sentences} and {max_sentences}"
+        )
     rng = random.Random(seed)
     stories = []
     for _ in range(num_stories):
@@ -86,17 +106,27 @@ def make_stories(
                 verb = rng.choice(world["verbs"])
                 obj = rng.choice([noun for noun in world["nouns"] if noun != subject])
                 obj_plural = rng.random() < 0.5
-                words += [verb if plural else _with_s(verb), *_noun_phrase(rng, world, obj, obj_plural)]
+                words += [
+                    verb if plural else _with_s(verb),
+                    *_noun_phrase(rng, world, obj, obj_plural),
+                ]
                 subject, plural = obj, obj_plural
             else:
                 verb = rng.choice(world["intransitive"])
-                words += [verb if plural else _with_s(verb), "in", "the", rng.choice(world["places"])]
+                words += [
+                    verb if plural else _with_s(verb),
+                    "in",
+                    "the",
+                    rng.choice(world["places"]),
+                ]
             sentences.append([*words, "."])
         stories.append(sentences)
     return stories
 
 
-def pretraining_corpus(num_stories: int = 3000, num_reviews: int = 1500, seed: int = 0) -> list[list[list[str]]]:
+def pretraining_corpus(
+    num_stories: int = 3000, num_reviews: int = 1500, seed: int = 0
+) -> list[list[list[str]]]:
     """The unlabelled text BERT is pre-trained on in chapter 7: stories, then movie reviews.
 
     The reviews come from chapter 2's generator (``make_documents``) with a seed of their own, their
@@ -104,8 +134,10 @@ def pretraining_corpus(num_stories: int = 3000, num_reviews: int = 1500, seed: i
     kind of text it is later fine-tuned on — as real BERT read Wikipedia before its downstream tasks.
     """
     stories = make_stories(num_stories, seed=seed)
-    reviews = [[[*sentence, "."] for sentence in document.sentences]
-               for document in (make_documents(num_reviews, seed=seed + 7_000_000) if num_reviews else [])]
+    reviews = [
+        [[*sentence, "."] for sentence in document.sentences]
+        for document in (make_documents(num_reviews, seed=seed + 7_000_000) if num_reviews else [])
+    ]
     return stories + reviews
 
 
@@ -131,11 +163,15 @@ class SentencePair:
     is_random_next: int
 
 
-def make_sentence_pairs(documents: Sequence[Sequence[Sequence[str]]], seed: int = 0) -> list[SentencePair]:
+def make_sentence_pairs(
+    documents: Sequence[Sequence[Sequence[str]]], seed: int = 0
+) -> list[SentencePair]:
     """Next-sentence prediction data: every pair of consecutive sentences of each document; with
     probability 1/2 the second sentence is replaced by a sentence of another, random document."""
     if len(documents) < 2:
-        raise ValueError(f"need at least two documents to draw random sentences from, got {len(documents)}")
+        raise ValueError(
+            f"need at least two documents to draw random sentences from, got {len(documents)}"
+        )
     rng = random.Random(seed)
     pairs = []
     for index, document in enumerate(documents):
@@ -164,8 +200,12 @@ class BertBatch:
     def __getitem__(self, index) -> BertBatch:
         if isinstance(index, int):
             index = slice(index, index + 1)
-        return BertBatch(self.input_ids[index], self.token_type_ids[index], self.attention_mask[index],
-                         self.labels[index])
+        return BertBatch(
+            self.input_ids[index],
+            self.token_type_ids[index],
+            self.attention_mask[index],
+            self.labels[index],
+        )
 
 
 def encode_for_bert(
@@ -203,7 +243,9 @@ def encode_for_bert(
     input_ids = pad_sequences(sequences, vocabulary.id(BERT_PAD), length)
     token_type_ids = pad_sequences(segments, 0, input_ids.shape[1])
     attention_mask = pad_sequences([[1] * len(ids) for ids in sequences], 0, input_ids.shape[1])
-    label_tensor = torch.tensor(list(labels) if labels is not None else [0] * len(firsts), dtype=torch.long)
+    label_tensor = torch.tensor(
+        list(labels) if labels is not None else [0] * len(firsts), dtype=torch.long
+    )
     return BertBatch(input_ids, token_type_ids, attention_mask, label_tensor)
 
 
@@ -211,13 +253,23 @@ def encode_sentence_pairs(
     pairs: Sequence[SentencePair], vocabulary: Vocabulary, length: int | None = None
 ) -> BertBatch:
     """``encode_for_bert`` of next-sentence pairs; ``labels`` are the next-sentence labels."""
-    return encode_for_bert([pair.first for pair in pairs], vocabulary, [pair.second for pair in pairs],
-                           [pair.is_random_next for pair in pairs], length)
+    return encode_for_bert(
+        [pair.first for pair in pairs],
+        vocabulary,
+        [pair.second for pair in pairs],
+        [pair.is_random_next for pair in pairs],
+        length,
+    )
 
 
 def encode_documents_for_bert(
     documents: Sequence[Document], vocabulary: Vocabulary, length: int | None = None
 ) -> BertBatch:
     """Chapter 2's documents as single BERT sequences ``[CLS] s1 . s2 . ... [SEP]``, labels = sentiment."""
-    texts = [[word for sentence in document.sentences for word in (*sentence, ".")] for document in documents]
-    return encode_for_bert(texts, vocabulary, labels=[document.label for document in documents], length=length)
+    texts = [
+        [word for sentence in document.sentences for word in (*sentence, ".")]
+        for document in documents
+    ]
+    return encode_for_bert(
+        texts, vocabulary, labels=[document.label for document in documents], length=length
+    )

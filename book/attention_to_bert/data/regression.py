@@ -42,4 +42,9 @@ def regression_data(
     y_train = [2 * math.sin(x) + x**0.8 + rng.gauss(0.0, noise) for x in x_train]
     x_test = [high * index / (num_test - 1) for index in range(num_test)]
     y_test = [2 * math.sin(x) + x**0.8 for x in x_test]
-    return RegressionData(*(torch.tensor(values, dtype=torch.float32) for values in (x_train, y_train, x_test, y_test)))
+    return RegressionData(
+        *(
+            torch.tensor(values, dtype=torch.float32)
+            for values in (x_train, y_train, x_test, y_test)
+        )
+    )

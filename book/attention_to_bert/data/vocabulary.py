@@ -12,8 +12,12 @@ PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<bos>", "<eos>"
 class Vocabulary:
     """A two-way map between tokens and integer ids; the special tokens come first (``<pad>`` is 0)."""
 
-    def __init__(self, tokens: Iterable[str], specials: Sequence[str] = (PAD, UNK, BOS, EOS)) -> None:
-        self.itos: list[str] = list(dict.fromkeys([*specials, *sorted(set(tokens) - set(specials))]))
+    def __init__(
+        self, tokens: Iterable[str], specials: Sequence[str] = (PAD, UNK, BOS, EOS)
+    ) -> None:
+        self.itos: list[str] = list(
+            dict.fromkeys([*specials, *sorted(set(tokens) - set(specials))])
+        )
         self.stoi: dict[str, int] = {token: index for index, token in enumerate(self.itos)}
         self.specials = tuple(specials)
 
@@ -38,7 +42,9 @@ class Vocabulary:
             return self.stoi[UNK]
         raise KeyError(f"token {token!r} is not in the vocabulary and it has no {UNK} token")
 
-    def encode(self, tokens: Iterable[str], add_bos: bool = False, add_eos: bool = False) -> list[int]:
+    def encode(
+        self, tokens: Iterable[str], add_bos: bool = False, add_eos: bool = False
+    ) -> list[int]:
         """Token ids of ``tokens``, optionally framed by ``<bos>`` and ``<eos>``."""
         ids = [self.id(token) for token in tokens]
         if add_bos:
@@ -60,7 +66,9 @@ class Vocabulary:
         return tokens
 
 
-def pad_sequences(sequences: Sequence[Sequence[int]], pad_id: int = 0, length: int | None = None) -> torch.Tensor:
+def pad_sequences(
+    sequences: Sequence[Sequence[int]], pad_id: int = 0, length: int | None = None
+) -> torch.Tensor:
     """Stack id lists into a ``(batch, length)`` long tensor, padding on the right with ``pad_id``."""
     if not sequences:
         raise ValueError("pad_sequences needs at least one sequence, got none")
@@ -72,5 +80,3 @@ def pad_sequences(sequences: Sequence[Sequence[int]], pad_id: int = 0, length: i
     for row, sequence in enumerate(sequences):
         padded[row, : len(sequence)] = torch.as_tensor(list(sequence), dtype=torch.long)
     return padded
-
-
