@@ -9,7 +9,10 @@ In each chapter notebook (see CONTRIBUTING.md for the form the chapters follow):
   become a ``...`` stub at the same indentation, the cell is unfolded (``hide-input`` dropped) and its
   outputs cleared, so the student sees the function to write and the checker call that tests it;
 - code cells tagged ``solution`` without markers are removed.
-The helper package is copied beside the notebooks, so the folder can be handed out as it is.
+The helper package and book/images/ (figures and diagrams the notebooks show) are copied beside the
+notebooks, so the folder can be handed out as it is. The helper package holds the reference
+implementations of most coding exercises (see the teaching guide, book/teaching.md, for graded work).
+An exercise cell calls its checker as `_ = checks.x(my_x)`, so "Run all" never stops at a stub.
 """
 
 from __future__ import annotations
@@ -90,12 +93,13 @@ def write_student_edition(
         target = output / path.name
         nbformat.write(student, target)
         written.append(target)
-    package = output / "attention_to_bert"
-    if package.exists():
-        shutil.rmtree(package)
-    shutil.copytree(
-        book / "attention_to_bert", package, ignore=shutil.ignore_patterns("__pycache__")
-    )
+    for folder in ("attention_to_bert", "images"):  # the package; the figures the notebooks show
+        if not (book / folder).is_dir():
+            continue
+        if (output / folder).exists():
+            shutil.rmtree(output / folder)
+        ignore = shutil.ignore_patterns("__pycache__")
+        shutil.copytree(book / folder, output / folder, ignore=ignore)
     return written
 
 

@@ -90,10 +90,10 @@ def test_masked_softmax_rejects_bad_input():
         masked_softmax(torch.zeros(2, 5, dtype=torch.long))
     with pytest.raises(
         TypeError,
-        match=r"mask must be a torch.bool tensor \(True = may not attend\), got torch.int64",
+        match=r"mask must be a bool tensor \(True = may not attend\), got torch.int64",
     ):
         masked_softmax(scores, torch.zeros(2, 5, dtype=torch.long))
-    with pytest.raises(TypeError, match="mask must be a torch.bool tensor"):
+    with pytest.raises(TypeError, match="mask must be a bool tensor"):
         masked_softmax(scores, [[True] * 5] * 2)
     with pytest.raises(
         ValueError, match=r"mask of shape \(2, 4\) cannot be broadcast to scores of shape \(2, 5\)"
@@ -266,7 +266,7 @@ def test_attention_rejects_bad_input():
         ValueError, match=r"mask of shape \(2, 3\) cannot be broadcast to scores of shape \(2, 4\)"
     ):
         attention(q, k, v, mask=torch.zeros(2, 3, dtype=torch.bool))
-    with pytest.raises(TypeError, match="mask must be a torch.bool tensor"):
+    with pytest.raises(TypeError, match="mask must be a bool tensor"):
         attention(q, k, v, mask=torch.zeros(2, 4))
     with pytest.raises(TypeError, match="value must be a torch.Tensor"):
         attention(q, k, [[0.0]])

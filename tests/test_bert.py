@@ -322,7 +322,7 @@ def test_mask_tokens_is_reproducible_and_leaves_input_alone():
             (torch.zeros(2, 3, dtype=torch.long),),
             dict(special=torch.zeros(2, 3)),
             TypeError,
-            "torch.bool",
+            "special_mask must be a bool tensor",
         ),
         (
             (torch.zeros(2, 3, dtype=torch.long),),

@@ -150,7 +150,7 @@ def test_bad_input_gives_clear_errors():
         ValueError, match=r"word_padding_mask must have shape \(2, 3, 5\).*got \(2, 3, 4\)"
     ):
         model(_word_ids(), torch.zeros(2, 3, 4, dtype=torch.bool))
-    with pytest.raises(TypeError, match="word_padding_mask must be a torch.bool tensor"):
+    with pytest.raises(TypeError, match="word_padding_mask must be a bool tensor"):
         model(_word_ids(), torch.zeros(2, 3, 5))
     with pytest.raises(ValueError, match="score must be one of"):
         HierarchicalAttentionNetwork(VOCAB, score="cosine")

@@ -316,10 +316,10 @@ def test_bad_masks_are_named():
         match=r"attn_mask must have shape \(query_len, key_len\) = \(3, 4\).*got \(4, 3\)",
     ):
         attention(query, key, key, attn_mask=torch.zeros(4, 3, dtype=torch.bool))
-    with pytest.raises(TypeError, match="attn_mask must be a torch.bool tensor.*got torch.float32"):
+    with pytest.raises(TypeError, match="attn_mask must be a bool tensor.*got torch.float32"):
         attention(query, key, key, attn_mask=torch.zeros(3, 4))
     with pytest.raises(
-        TypeError, match="key_padding_mask must be a torch.bool tensor.*got torch.int64"
+        TypeError, match="key_padding_mask must be a bool tensor.*got torch.int64"
     ):
         attention(query, key, key, key_padding_mask=torch.zeros(2, 4, dtype=torch.long))
 

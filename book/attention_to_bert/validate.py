@@ -63,7 +63,7 @@ def check_mask(
     """A bool mask, of ``shape`` if given; ``meaning`` says what True means, for the error message."""
     if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
         got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
-        raise TypeError(f"{name} must be a torch.bool tensor ({meaning}), got {got}")
+        raise TypeError(f"{name} must be a bool tensor ({meaning}), got {got}")
     if shape is not None and tuple(mask.shape) != tuple(shape):
         raise ValueError(f"{name} must have shape {tuple(shape)}, got {tuple(mask.shape)}")
 
