@@ -308,7 +308,7 @@ def test_integer_inputs_are_refused():
 def test_bad_masks_are_named():
     attention = MultiHeadAttention(8, 2)
     query, key = torch.randn(2, 3, 8), torch.randn(2, 4, 8)
-    expected = r"key_padding_mask must have shape \(2, 4\), got \(2, 3\)"
+    expected = r"key_padding_mask must have shape \(batch, key_len\) = \(2, 4\), got \(2, 3\)"
     with pytest.raises(ValueError, match=expected):
         attention(query, key, key, key_padding_mask=torch.zeros(2, 3, dtype=torch.bool))
     with pytest.raises(
@@ -316,10 +316,10 @@ def test_bad_masks_are_named():
         match=r"attn_mask must have shape \(query_len, key_len\) = \(3, 4\).*got \(4, 3\)",
     ):
         attention(query, key, key, attn_mask=torch.zeros(4, 3, dtype=torch.bool))
-    with pytest.raises(TypeError, match="attn_mask must be a bool tensor.*got torch.float32"):
+    with pytest.raises(TypeError, match="attn_mask must be a bool tensor.*got dtype torch.float32"):
         attention(query, key, key, attn_mask=torch.zeros(3, 4))
     with pytest.raises(
-        TypeError, match="key_padding_mask must be a bool tensor.*got torch.int64"
+        TypeError, match="key_padding_mask must be a bool tensor.*got dtype torch.int64"
     ):
         attention(query, key, key, key_padding_mask=torch.zeros(2, 4, dtype=torch.long))
 

@@ -59,10 +59,14 @@ def check_mask(
     mask: object,
     shape: tuple[int, ...] | None = None,
     meaning: str = "True = may not attend",
+    hint: str = "",
 ) -> None:
-    """A bool mask, of ``shape`` if given; ``meaning`` says what True means, for the error message."""
+    """A bool mask, of ``shape`` if given; ``meaning`` says what True means and ``hint`` how to make
+    one, for the error message."""
     if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
         got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
+        if hint and isinstance(mask, Tensor):
+            got = f"dtype {mask.dtype}; {hint}"
         raise TypeError(f"{name} must be a bool tensor ({meaning}), got {got}")
     if shape is not None and tuple(mask.shape) != tuple(shape):
         raise ValueError(f"{name} must have shape {tuple(shape)}, got {tuple(mask.shape)}")
