@@ -47,3 +47,9 @@ def test_a_too_complex_function_is_refused(tmp_path):
     config = str(ROOT / "pyproject.toml")
     result = ruff("check", "--no-cache", "--config", config, str(tmp_path / "too_complex.py"))
     assert "C901" in result.stdout, result.stdout + result.stderr
+
+
+def test_pre_commit_runs_ruff_and_the_notebook_output_check():
+    config = (ROOT / ".pre-commit-config.yaml").read_text()
+    for hook in ("ruff check", "ruff format --check", "scripts/check_notebook_outputs.py"):
+        assert hook in config, hook
