@@ -31,3 +31,22 @@ book_network_guard.activate()
 def pytest_runtest_setup(item) -> None:
     """Re-arm the guard before each test, in case a test or a plugin put the real socket back."""
     book_network_guard.install()
+
+
+# Long tests, skipped by `pytest -m "not slow"` (the unit layer, under a minute): every notebook under
+# nbval and the test files below (site build and browser checks, determinism). `pytest` alone still
+# runs everything, as the README says.
+SLOW_TEST_FILES = {
+    "test_browser.py",
+    "test_determinism.py",
+    "test_diagrams_browser.py",
+    "test_site.py",
+}
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Mark the notebooks (nbval items) and the long test files as ``slow``."""
+    for item in items:
+        path = Path(str(item.path))
+        if path.suffix == ".ipynb" or path.name in SLOW_TEST_FILES:
+            item.add_marker(pytest.mark.slow)

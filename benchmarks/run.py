@@ -68,7 +68,10 @@ def seconds_per_call(function: Callable[[], object], device: torch.device, numbe
 
 
 def compare(
-    functions: dict[str, Callable[[], object]], device: torch.device, rounds: int = 7, budget: float = 0.2
+    functions: dict[str, Callable[[], object]],
+    device: torch.device,
+    rounds: int = 7,
+    budget: float = 0.2,
 ) -> dict[str, float]:
     """Median seconds per call of each function, measured in ``rounds`` interleaved rounds.
 
@@ -96,7 +99,9 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> s
     """A GitHub/MyST markdown table; every row must have as many cells as the header."""
     for row in rows:
         if len(row) != len(header):
-            raise ValueError(f"each row needs {len(header)} cells like the header, got {len(row)}: {row!r}")
+            raise ValueError(
+                f"each row needs {len(header)} cells like the header, got {len(row)}: {row!r}"
+            )
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
     return "\n".join(lines)
@@ -132,8 +137,12 @@ def forward_backward(module: torch.nn.Module, x: torch.Tensor, **kwargs) -> None
     output.sum().backward()
 
 
-def bench_mha(device: torch.device, rounds: int, shapes: Sequence[tuple[int, int, int, int]] = MHA_SHAPES,
-              plot: bool = True) -> str:
+def bench_mha(
+    device: torch.device,
+    rounds: int,
+    shapes: Sequence[tuple[int, int, int, int]] = MHA_SHAPES,
+    plot: bool = True,
+) -> str:
     """Our ``MultiHeadAttention`` against ``torch.nn.MultiheadAttention`` with the same weights."""
     from torch import nn
 
@@ -146,20 +155,39 @@ def bench_mha(device: torch.device, rounds: int, shapes: Sequence[tuple[int, int
         ours = MultiHeadAttention.from_torch(reference).to(device)
         x = torch.randn(batch, length, d_model, device=device, requires_grad=True)
         with torch.no_grad():  # same weights, same function: check before timing
-            difference = (ours(x, x, x)[0] - reference(x, x, x, need_weights=False)[0]).abs().max().item()
+            difference = (
+                (ours(x, x, x)[0] - reference(x, x, x, need_weights=False)[0]).abs().max().item()
+            )
 
         run_ours = partial(forward_backward, ours, x)
-        run_torch = partial(forward_backward, reference, x, need_weights=True, average_attn_weights=False)
+        run_torch = partial(
+            forward_backward, reference, x, need_weights=True, average_attn_weights=False
+        )
         times = compare({"ours": run_ours, "torch": run_torch}, device, rounds)
         ratio = times["ours"] / times["torch"]
         label = f"{batch}×{length}×{d_model}, {heads} heads"
         labels.append(label)
         ratios.append(ratio)
-        rows.append([label, f"{times['ours'] * 1e3:.2f}", f"{times['torch'] * 1e3:.2f}", f"{ratio:.2f}×",
-                     verdict(ratio, MHA_TARGET), f"{difference:.1e}"])
+        rows.append(
+            [
+                label,
+                f"{times['ours'] * 1e3:.2f}",
+                f"{times['torch'] * 1e3:.2f}",
+                f"{ratio:.2f}×",
+                verdict(ratio, MHA_TARGET),
+                f"{difference:.1e}",
+            ]
+        )
     text = markdown_table(
-        ["batch×length×d_model", "ours (ms)", "torch (ms)", "ratio ours/torch", f"within {MHA_TARGET:.2f}×",
-         "max abs diff of outputs"], rows
+        [
+            "batch×length×d_model",
+            "ours (ms)",
+            "torch (ms)",
+            "ratio ours/torch",
+            f"within {MHA_TARGET:.2f}×",
+            "max abs diff of outputs",
+        ],
+        rows,
     )
     if plot:
         plt = pyplot()
@@ -168,8 +196,10 @@ def bench_mha(device: torch.device, rounds: int, shapes: Sequence[tuple[int, int
         ax.barh(labels, ratios, color=colors)
         ax.axvline(1.0, color="black", linewidth=1)
         ax.axvline(MHA_TARGET, color="tab:red", linestyle="--", label=f"target {MHA_TARGET:.2f}×")
-        ax.set(xlabel="time of ours / time of torch.nn.MultiheadAttention (lower is faster)",
-               title=f"Multi-head attention, forward + backward ({device.type})")
+        ax.set(
+            xlabel="time of ours / time of torch.nn.MultiheadAttention (lower is faster)",
+            title=f"Multi-head attention, forward + backward ({device.type})",
+        )
         ax.invert_yaxis()
         ax.legend(loc="lower right")
         text += "\n\n" + save_figure(fig, "benchmark_mha.png")
@@ -191,8 +221,9 @@ def bench_bert(device: torch.device, rounds: int, plot: bool = True) -> str:
     for implementation in ("eager", "sdpa"):
         ours, _ = load_minilm(attn_implementation=implementation)
         models[f"ours ({implementation})"] = ours.to(device).eval()
-        reference = HFBertModel.from_pretrained(str(minilm_path()), attn_implementation=implementation,
-                                                add_pooling_layer=False)
+        reference = HFBertModel.from_pretrained(
+            str(minilm_path()), attn_implementation=implementation, add_pooling_layer=False
+        )
         models[f"transformers ({implementation})"] = reference.to(device).eval()
     set_seed(0, num_threads=None)
     input_ids = torch.randint(1000, 20000, (8, 128), device=device)
@@ -208,19 +239,36 @@ def bench_bert(device: torch.device, rounds: int, plot: bool = True) -> str:
 
     keep = attention_mask.bool()
     outputs = {name: hidden_states(name)[keep] for name in models}  # real tokens only
-    times = compare({name: partial(hidden_states, name) for name in models}, device, rounds, budget=0.5)
+    times = compare(
+        {name: partial(hidden_states, name) for name in models}, device, rounds, budget=0.5
+    )
 
     rows = []
     for implementation in ("eager", "sdpa"):
         ours, theirs = f"ours ({implementation})", f"transformers ({implementation})"
         ratio = times[ours] / times[theirs]
         difference = (outputs[ours] - outputs[theirs]).abs().max().item()
-        rows.append([implementation, f"{times[ours] * 1e3:.1f}", f"{times[theirs] * 1e3:.1f}", f"{ratio:.2f}×",
-                     verdict(ratio, BERT_TARGET), f"{difference:.1e}"])
+        rows.append(
+            [
+                implementation,
+                f"{times[ours] * 1e3:.1f}",
+                f"{times[theirs] * 1e3:.1f}",
+                f"{ratio:.2f}×",
+                verdict(ratio, BERT_TARGET),
+                f"{difference:.1e}",
+            ]
+        )
     sdpa_vs_eager = (outputs["ours (sdpa)"] - outputs["ours (eager)"]).abs().max().item()
     text = markdown_table(
-        ["attention", "ours (ms)", "transformers (ms)", "ratio ours/transformers", f"within {BERT_TARGET:.2f}×",
-         "max abs diff of hidden states"], rows
+        [
+            "attention",
+            "ours (ms)",
+            "transformers (ms)",
+            "ratio ours/transformers",
+            f"within {BERT_TARGET:.2f}×",
+            "max abs diff of hidden states",
+        ],
+        rows,
     ) + (
         f"\n\nOur SDPA path against our eager path: max abs difference {sdpa_vs_eager:.1e} on the hidden states; "
         f"SDPA is {times['ours (eager)'] / times['ours (sdpa)']:.2f}× as fast as our eager attention here."
@@ -229,10 +277,15 @@ def bench_bert(device: torch.device, rounds: int, plot: bool = True) -> str:
         plt = pyplot()
         fig, ax = plt.subplots(figsize=(7, 2.8), layout="constrained")
         names = list(models)
-        ax.barh(names, [times[name] * 1e3 for name in names],
-                color=["tab:blue", "tab:gray", "tab:blue", "tab:gray"])
-        ax.set(xlabel="milliseconds per forward pass (lower is faster)",
-               title=f"BERT forward, MiniLM, batch 8 × 128 ({device.type})")
+        ax.barh(
+            names,
+            [times[name] * 1e3 for name in names],
+            color=["tab:blue", "tab:gray", "tab:blue", "tab:gray"],
+        )
+        ax.set(
+            xlabel="milliseconds per forward pass (lower is faster)",
+            title=f"BERT forward, MiniLM, batch 8 × 128 ({device.type})",
+        )
         ax.invert_yaxis()
         text += "\n\n" + save_figure(fig, "benchmark_bert.png")
     return text
@@ -253,8 +306,9 @@ def matmul_gflops(device: torch.device, rounds: int, size: int = 1024) -> float:
     return 2 * size**3 / seconds / 1e9
 
 
-def bench_scaling(device: torch.device, rounds: int, lengths: Sequence[int] = SCALING_LENGTHS,
-                  plot: bool = True) -> str:
+def bench_scaling(
+    device: torch.device, rounds: int, lengths: Sequence[int] = SCALING_LENGTHS, plot: bool = True
+) -> str:
     """Time and memory of attention against n; our attention next to PyTorch's fused kernel and a matmul."""
     import torch.nn.functional as F
 
@@ -265,9 +319,17 @@ def bench_scaling(device: torch.device, rounds: int, lengths: Sequence[int] = SC
     for n in lengths:
         set_seed(0, num_threads=None)
         q, k, v = (torch.randn(batch, n, dim, device=device) for _ in range(3))
-        times = compare({"ours": lambda q=q, k=k, v=v: attention(q, k, v),
-                         "sdpa": lambda q=q, k=k, v=v: F.scaled_dot_product_attention(q, k, v)}, device, rounds)
-        matrix_mib = batch * n * n * 4 / 2**20  # one float32 (batch, n, n) matrix: the scores, or the weights
+        times = compare(
+            {
+                "ours": lambda q=q, k=k, v=v: attention(q, k, v),
+                "sdpa": lambda q=q, k=k, v=v: F.scaled_dot_product_attention(q, k, v),
+            },
+            device,
+            rounds,
+        )
+        matrix_mib = (
+            batch * n * n * 4 / 2**20
+        )  # one float32 (batch, n, n) matrix: the scores, or the weights
         measured = ""
         if device.type == "cuda":  # the CPU has no peak-memory counter; the GPU does
             torch.cuda.reset_peak_memory_stats(device)
@@ -278,8 +340,17 @@ def bench_scaling(device: torch.device, rounds: int, lengths: Sequence[int] = SC
         ours_ms.append(times["ours"] * 1e3)
         sdpa_ms.append(times["sdpa"] * 1e3)
         memories.append(matrix_mib)
-        rows.append([n, f"{times['ours'] * 1e3:.2f}", f"{times['sdpa'] * 1e3:.2f}", f"{matrix_mib:.1f}",
-                     measured or "–", f"{flops / times['ours'] / 1e9:.1f}", f"{flops / times['sdpa'] / 1e9:.1f}"])
+        rows.append(
+            [
+                n,
+                f"{times['ours'] * 1e3:.2f}",
+                f"{times['sdpa'] * 1e3:.2f}",
+                f"{matrix_mib:.1f}",
+                measured or "–",
+                f"{flops / times['ours'] / 1e9:.1f}",
+                f"{flops / times['sdpa'] / 1e9:.1f}",
+            ]
+        )
     ceiling = matmul_gflops(device, rounds)
     growth = ""
     if len(lengths) >= 2:
@@ -287,8 +358,18 @@ def bench_scaling(device: torch.device, rounds: int, lengths: Sequence[int] = SC
         growth = f" From n = {lengths[-2]} to n = {lengths[-1]} our time grew as n^{exponent:.2f} (n² gives 2)."
     text = (
         f"One head, batch {batch}, d = {dim}, on {device.type}.\n\n"
-        + markdown_table(["n", "ours (ms)", "PyTorch SDPA (ms)", "one n×n matrix (MiB)", "measured peak (MiB)",
-                          "ours GFLOP/s", "SDPA GFLOP/s"], rows)
+        + markdown_table(
+            [
+                "n",
+                "ours (ms)",
+                "PyTorch SDPA (ms)",
+                "one n×n matrix (MiB)",
+                "measured peak (MiB)",
+                "ours GFLOP/s",
+                "SDPA GFLOP/s",
+            ],
+            rows,
+        )
         + f"\n\nA plain 1024×1024 matrix product on the same machine: **{ceiling:.1f} GFLOP/s** (the practical "
         "ceiling). Our `attention` keeps the scores and the weights, two n×n matrices per example; the measured "
         "peak memory is shown on a GPU only." + growth
@@ -303,7 +384,9 @@ def bench_scaling(device: torch.device, rounds: int, lengths: Sequence[int] = SC
         left.set(xlabel="sequence length n", ylabel="time (ms)", title="attention time")
         left.legend()
         right.loglog(lengths, memories, "o-", base=2, color="tab:orange")
-        right.set(xlabel="sequence length n", ylabel="MiB", title=f"one n×n weight matrix (batch {batch})")
+        right.set(
+            xlabel="sequence length n", ylabel="MiB", title=f"one n×n weight matrix (batch {batch})"
+        )
         from matplotlib.ticker import ScalarFormatter
 
         for axis in (left, right):  # plain numbers on the log axes, not powers of 2
@@ -327,7 +410,9 @@ def notebook_table(timings: Sequence[tuple[str, float | None, str]]) -> str:
             total += seconds
             rows.append([name, f"{seconds:.1f}", verdict(seconds, CHAPTER_TARGET_S), note])
     book = "failed" if failed else verdict(total, BOOK_TARGET_S)
-    rows.append(["**whole book**", f"**{total:.1f}**", book, f"target {BOOK_TARGET_S / 60:.0f} min"])
+    rows.append(
+        ["**whole book**", f"**{total:.1f}**", book, f"target {BOOK_TARGET_S / 60:.0f} min"]
+    )
     return markdown_table(["notebook", "seconds", f"within {CHAPTER_TARGET_S:.0f} s", "note"], rows)
 
 
@@ -353,9 +438,20 @@ def bench_notebooks(plot: bool = True, notebooks: Sequence[Path] | None = None) 
         fig, ax = plt.subplots(figsize=(7, 3), layout="constrained")
         names = [name for name, _, _ in timings]
         seconds = [s if s is not None else 0.0 for _, s, _ in timings]
-        ax.barh(names, seconds, color=["tab:green" if s is not None and s <= CHAPTER_TARGET_S else "tab:red"
-                                       for _, s, _ in timings])
-        ax.axvline(CHAPTER_TARGET_S, color="tab:red", linestyle="--", label=f"target {CHAPTER_TARGET_S:.0f} s")
+        ax.barh(
+            names,
+            seconds,
+            color=[
+                "tab:green" if s is not None and s <= CHAPTER_TARGET_S else "tab:red"
+                for _, s, _ in timings
+            ],
+        )
+        ax.axvline(
+            CHAPTER_TARGET_S,
+            color="tab:red",
+            linestyle="--",
+            label=f"target {CHAPTER_TARGET_S:.0f} s",
+        )
         ax.set(xlabel="seconds to execute (clean kernel)", title="Chapter execution time")
         ax.invert_yaxis()
         ax.legend(loc="lower right")
@@ -368,15 +464,25 @@ def bench_site() -> str:
     jupyter_book = Path(sys.executable).parent / "jupyter-book"
     with tempfile.TemporaryDirectory() as output:
         start = time.perf_counter()
-        result = subprocess.run([str(jupyter_book), "build", ".", "--path-output", output],
-                                cwd=ROOT, capture_output=True, text=True)
+        result = subprocess.run(
+            [str(jupyter_book), "build", ".", "--path-output", output],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
         seconds = time.perf_counter() - start
     if result.returncode != 0:
         last = (result.stderr or result.stdout).strip().splitlines()[-1:] or [""]
         return f"`jupyter-book build .` **failed** after {seconds:.1f} s: `{last[0][:200]}`"
     return markdown_table(
         ["command", "seconds", f"within {SITE_TARGET_S:.0f} s"],
-        [["`jupyter-book build .` (empty output folder)", f"{seconds:.1f}", verdict(seconds, SITE_TARGET_S)]],
+        [
+            [
+                "`jupyter-book build .` (empty output folder)",
+                f"{seconds:.1f}",
+                verdict(seconds, SITE_TARGET_S),
+            ]
+        ],
     )
 
 
@@ -409,27 +515,49 @@ def write_results(path: Path, header: str, blocks: dict[str, str]) -> None:
 
 def describe_machine(device: torch.device, quick: bool) -> str:
     processor = platform.processor() or platform.machine()
-    accelerator = (f"on the GPU ({torch.cuda.get_device_name(device)})" if device.type == "cuda"
-                   else "on the CPU (no GPU was present)")
+    accelerator = (
+        f"on the GPU ({torch.cuda.get_device_name(device)})"
+        if device.type == "cuda"
+        else "on the CPU (no GPU was present)"
+    )
     load = os.getloadavg()[0]
     busy = load > (os.cpu_count() or 1)
     return (
         f"Measured {time.strftime('%Y-%m-%d')} {accelerator}: {processor}, {os.cpu_count()} CPU cores, "
         f"Python {platform.python_version()}, torch {torch.__version__}; load average {load:.1f} when the run began"
-        + (" (above the core count, other programs were competing: trust the ratios, not the ms). " if busy else ". ")
-        + ("Produced by `python benchmarks/run.py --quick` (a smoke test: fewer rounds and sizes, not for the record)."
-           if quick else "Produced by `python benchmarks/run.py`.")
+        + (
+            " (above the core count, other programs were competing: trust the ratios, not the ms). "
+            if busy
+            else ". "
+        )
+        + (
+            "Produced by `python benchmarks/run.py --quick` (a smoke test: fewer rounds and sizes, not for the record)."
+            if quick
+            else "Produced by `python benchmarks/run.py`."
+        )
     )
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--only", nargs="+", choices=SECTIONS, help="run only these sections")
-    parser.add_argument("--quick", action="store_true", help="fewer rounds and sizes (a smoke test)")
-    parser.add_argument("--device", default=None, help="cpu or cuda (default: chosen automatically)")
-    parser.add_argument("--threads", type=int, default=2, help="PyTorch CPU threads (default 2, as the book)")
-    parser.add_argument("--output", type=Path, default=RESULTS,
-                        help="markdown file to write (plots are drawn only for the default, the book's)")
+    parser.add_argument(
+        "--quick", action="store_true", help="fewer rounds and sizes (a smoke test)"
+    )
+    parser.add_argument(
+        "--device", default=None, help="cpu or cuda (default: chosen automatically)"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=2, help="PyTorch CPU threads (default 2, as the book)"
+    )
+    parser.add_argument(
+        "--output",
+        type=Path,
+        default=RESULTS,
+        help="markdown file to write (plots are drawn only for the default, the book's)",
+    )
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
@@ -438,10 +566,13 @@ def main(argv: list[str] | None = None) -> int:
     rounds = 3 if args.quick else 9
     plot = args.output.resolve() == RESULTS  # the book's plots belong to the book's results.md only
     runners = {
-        "mha": lambda: bench_mha(device, rounds, MHA_SHAPES[:2] if args.quick else MHA_SHAPES, plot=plot),
+        "mha": lambda: bench_mha(
+            device, rounds, MHA_SHAPES[:2] if args.quick else MHA_SHAPES, plot=plot
+        ),
         "bert": lambda: bench_bert(device, rounds, plot=plot),
-        "scaling": lambda: bench_scaling(device, rounds, SCALING_LENGTHS[:4] if args.quick else SCALING_LENGTHS,
-                                         plot=plot),
+        "scaling": lambda: bench_scaling(
+            device, rounds, SCALING_LENGTHS[:4] if args.quick else SCALING_LENGTHS, plot=plot
+        ),
         "notebooks": lambda: bench_notebooks(plot=plot),
         "site": bench_site,
     }
@@ -456,9 +587,11 @@ def main(argv: list[str] | None = None) -> int:
             failure = traceback.format_exc(limit=3).replace(str(ROOT), ".")
             blocks[name] = f"This section failed:\n\n```\n{failure}```"
         seconds = time.perf_counter() - section_start
-        blocks[name] += (f"\n\n_Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {device.type}, "
-                         f"{torch.get_num_threads()} PyTorch thread(s){', `--quick`' if args.quick else ''}; "
-                         f"this section took {seconds:.0f} s._")
+        blocks[name] += (
+            f"\n\n_Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {device.type}, "
+            f"{torch.get_num_threads()} PyTorch thread(s){', `--quick`' if args.quick else ''}; "
+            f"this section took {seconds:.0f} s._"
+        )
         print(blocks[name] + "\n", flush=True)
         write_results(args.output, describe_machine(device, args.quick), blocks)
     print(f"written to {args.output} in {time.perf_counter() - started:.0f} s")

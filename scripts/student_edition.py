@@ -9,7 +9,10 @@ In each chapter notebook (see CONTRIBUTING.md for the form the chapters follow):
   become a ``...`` stub at the same indentation, the cell is unfolded (``hide-input`` dropped) and its
   outputs cleared, so the student sees the function to write and the checker call that tests it;
 - code cells tagged ``solution`` without markers are removed.
-The helper package is copied beside the notebooks, so the folder can be handed out as it is.
+The helper package and book/images/ (figures and diagrams the notebooks show) are copied beside the
+notebooks, so the folder can be handed out as it is. The helper package holds the reference
+implementations of most coding exercises (see the teaching guide, book/teaching.md, for graded work).
+An exercise cell calls its checker as `_ = checks.x(my_x)`, so "Run all" never stops at a stub.
 """
 
 from __future__ import annotations
@@ -40,7 +43,9 @@ def stub_solution(source: str) -> str:
             kept.append(begin.group("indent") + STUB)
         elif END.match(line):
             if not inside:
-                raise ValueError(f"line {number}: '# END SOLUTION' without a '# BEGIN SOLUTION' before it")
+                raise ValueError(
+                    f"line {number}: '# END SOLUTION' without a '# BEGIN SOLUTION' before it"
+                )
             inside = False
         elif not inside:
             kept.append(line)
@@ -49,17 +54,23 @@ def stub_solution(source: str) -> str:
     return "\n".join(kept)
 
 
-def student_notebook(notebook: nbformat.NotebookNode, clear_outputs: bool = False) -> nbformat.NotebookNode:
+def student_notebook(
+    notebook: nbformat.NotebookNode, clear_outputs: bool = False
+) -> nbformat.NotebookNode:
     """Return a copy of ``notebook`` with its solutions removed or stubbed."""
     student = nbformat.from_dict(notebook)
     cells = []
     for cell in student.cells:
         tags = cell.get("metadata", {}).get("tags", [])
         if "solution" in tags:
-            if cell.cell_type != "code" or not any(BEGIN.match(line) for line in cell.source.splitlines()):
+            if cell.cell_type != "code" or not any(
+                BEGIN.match(line) for line in cell.source.splitlines()
+            ):
                 continue
             cell.source = stub_solution(cell.source)
-            cell.metadata["tags"] = [tag for tag in tags if tag not in ("hide-input", "solution")] + ["exercise-stub"]
+            cell.metadata["tags"] = [
+                tag for tag in tags if tag not in ("hide-input", "solution")
+            ] + ["exercise-stub"]
             cell.outputs, cell.execution_count = [], None
         elif clear_outputs and cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
@@ -82,17 +93,26 @@ def write_student_edition(
         target = output / path.name
         nbformat.write(student, target)
         written.append(target)
-    package = output / "attention_to_bert"
-    if package.exists():
-        shutil.rmtree(package)
-    shutil.copytree(book / "attention_to_bert", package, ignore=shutil.ignore_patterns("__pycache__"))
+    for folder in ("attention_to_bert", "images"):  # the package; the figures the notebooks show
+        if not (book / folder).is_dir():
+            continue
+        if (output / folder).exists():
+            shutil.rmtree(output / folder)
+        ignore = shutil.ignore_patterns("__pycache__")
+        shutil.copytree(book / folder, output / folder, ignore=ignore)
     return written
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--output", type=Path, default=ROOT / "student", help="folder to write (default: student/)")
-    parser.add_argument("--clear-outputs", action="store_true", help="also clear the outputs of every code cell")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--output", type=Path, default=ROOT / "student", help="folder to write (default: student/)"
+    )
+    parser.add_argument(
+        "--clear-outputs", action="store_true", help="also clear the outputs of every code cell"
+    )
     args = parser.parse_args(argv)
     for path in write_student_edition(output=args.output, clear_outputs=args.clear_outputs):
         print(path)

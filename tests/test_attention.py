@@ -88,11 +88,16 @@ def test_masked_softmax_rejects_bad_input():
         masked_softmax([[0.0, 1.0]])
     with pytest.raises(TypeError, match="floating-point tensor, got torch.int64"):
         masked_softmax(torch.zeros(2, 5, dtype=torch.long))
-    with pytest.raises(TypeError, match=r"mask must be a bool tensor \(True = may not attend\), got torch.int64"):
+    with pytest.raises(
+        TypeError,
+        match=r"mask must be a bool tensor \(True = may not attend\), got torch.int64",
+    ):
         masked_softmax(scores, torch.zeros(2, 5, dtype=torch.long))
     with pytest.raises(TypeError, match="mask must be a bool tensor"):
         masked_softmax(scores, [[True] * 5] * 2)
-    with pytest.raises(ValueError, match=r"mask of shape \(2, 4\) cannot be broadcast to scores of shape \(2, 5\)"):
+    with pytest.raises(
+        ValueError, match=r"mask of shape \(2, 4\) cannot be broadcast to scores of shape \(2, 5\)"
+    ):
         masked_softmax(scores, torch.zeros(2, 4, dtype=torch.bool))
     # a mask may not make the result bigger than the scores
     with pytest.raises(ValueError, match=r"mask of shape \(3, 2, 5\) cannot be broadcast"):
@@ -103,7 +108,9 @@ def test_masked_softmax_rejects_bad_input():
 
 
 def test_padding_mask():
-    assert torch.equal(padding_mask([2, 0, 3]), torch.tensor([[0, 0, 1], [1, 1, 1], [0, 0, 0]]).bool())
+    assert torch.equal(
+        padding_mask([2, 0, 3]), torch.tensor([[0, 0, 1], [1, 1, 1], [0, 0, 0]]).bool()
+    )
     assert padding_mask(torch.tensor([1]), max_length=4).shape == (1, 4)
     with pytest.raises(ValueError, match="shorter than the longest"):
         padding_mask([3], max_length=2)
@@ -129,7 +136,9 @@ def test_cosine_score_matches_torch_cosine_similarity(generator):
     query, key = randn(3, 4, generator=generator), randn(5, 4, generator=generator)
     expected = F.cosine_similarity(query[:, None, :], key[None, :, :], dim=-1)
     torch.testing.assert_close(cosine_score(query, key), expected)
-    assert cosine_score(torch.zeros(1, 4, dtype=torch.float64), key).abs().max() == 0  # zero vector: no NaN
+    assert (
+        cosine_score(torch.zeros(1, 4, dtype=torch.float64), key).abs().max() == 0
+    )  # zero vector: no NaN
 
 
 def test_gaussian_score_is_negative_scaled_squared_distance(generator):
@@ -143,7 +152,9 @@ def test_gaussian_score_is_negative_scaled_squared_distance(generator):
 def test_gaussian_score_passes_the_gradient_to_a_learned_width():
     width = torch.tensor(0.5, requires_grad=True)
     gaussian_score(torch.zeros(1, 1), torch.ones(2, 1), width).sum().backward()
-    torch.testing.assert_close(width.grad, torch.tensor(2 / 0.5**3))  # d/dw of -1/(2w^2) is 1/w^3, twice
+    torch.testing.assert_close(
+        width.grad, torch.tensor(2 / 0.5**3)
+    )  # d/dw of -1/(2w^2) is 1/w^3, twice
 
 
 def test_general_score_matches_nn_bilinear(generator):
@@ -153,7 +164,9 @@ def test_general_score_matches_nn_bilinear(generator):
     with torch.no_grad():
         bilinear.weight.copy_(score.key_projection.weight[None])
     query, key = randn(2, 6, 3, generator=generator), randn(2, 5, 4, generator=generator)
-    expected = bilinear(query[:, :, None, :].expand(2, 6, 5, 3), key[:, None, :, :].expand(2, 6, 5, 4)).squeeze(-1)
+    expected = bilinear(
+        query[:, :, None, :].expand(2, 6, 5, 3), key[:, None, :, :].expand(2, 6, 5, 4)
+    ).squeeze(-1)
     torch.testing.assert_close(score(query, key), expected)
     assert sum(p.numel() for p in score.parameters()) == 12
 
@@ -165,7 +178,10 @@ def test_additive_score_matches_the_formula_loop(generator):
     w_q, w_k, v = score.query_projection.weight, score.key_projection.weight, score.v.weight[0]
     w_q, w_k, v = w_q.detach(), w_k.detach(), v.detach()
     expected = torch.tensor(
-        [[float(v @ torch.tanh(w_q @ query[i] + w_k @ key[j])) for j in range(5)] for i in range(2)],
+        [
+            [float(v @ torch.tanh(w_q @ query[i] + w_k @ key[j])) for j in range(5)]
+            for i in range(2)
+        ],
         dtype=torch.float64,
     )
     torch.testing.assert_close(score(query, key), expected)
@@ -185,11 +201,15 @@ def test_score_functions_reject_mismatched_sizes(function):
 
 
 def test_learned_scores_reject_wrong_sizes():
-    with pytest.raises(ValueError, match=r"GeneralScore\(3, 4\) expects .* got query \(2, 5\) and key \(6, 4\)"):
+    with pytest.raises(
+        ValueError, match=r"GeneralScore\(3, 4\) expects .* got query \(2, 5\) and key \(6, 4\)"
+    ):
         GeneralScore(3, 4)(torch.zeros(2, 5), torch.zeros(6, 4))
-    with pytest.raises(ValueError, match=r"AdditiveScore\(3, 4, 8\) expects .* got query \(2, 3\) and key \(6, 3\)"):
+    with pytest.raises(
+        ValueError, match=r"AdditiveScore\(3, 4, 8\) expects .* got query \(2, 3\) and key \(6, 3\)"
+    ):
         AdditiveScore(3, 4, 8)(torch.zeros(2, 3), torch.zeros(6, 3))
-    with pytest.raises(ValueError, match="hidden_size must be a positive int"):
+    with pytest.raises(ValueError, match="hidden_size must be >= 1, got 0"):
         AdditiveScore(3, 4, 0)
 
 
@@ -201,7 +221,9 @@ def test_attention_matches_torch_scaled_dot_product_attention(generator):
     key, value = randn(2, 5, 4, generator=generator), randn(2, 5, 6, generator=generator)
     mask = padding_mask([5, 3])[:, None, :]
     output, weights = attention(query, key, value, mask)
-    expected = F.scaled_dot_product_attention(query, key, value, attn_mask=~mask)  # torch: True = may attend
+    expected = F.scaled_dot_product_attention(
+        query, key, value, attn_mask=~mask
+    )  # torch: True = may attend
     torch.testing.assert_close(output, expected)
     assert weights.shape == (2, 3, 5) and output.shape == (2, 3, 6)
     torch.testing.assert_close(weights.sum(-1), torch.ones(2, 3, dtype=torch.float64))
@@ -234,11 +256,15 @@ def test_attention_fully_masked_query_outputs_zeros(generator):
 
 def test_attention_rejects_bad_input():
     q, k, v = torch.zeros(2, 3), torch.zeros(4, 3), torch.zeros(4, 5)
-    with pytest.raises(ValueError, match=r"same number of positions n_k .* key \(4, 3\) and value \(6, 5\)"):
+    with pytest.raises(
+        ValueError, match=r"same number of positions n_k .* key \(4, 3\) and value \(6, 5\)"
+    ):
         attention(q, k, torch.zeros(6, 5))
     with pytest.raises(ValueError, match=r"query \(2, 3\) and key \(4, 2\)"):
         attention(q, torch.zeros(4, 2), v)
-    with pytest.raises(ValueError, match=r"mask of shape \(2, 3\) cannot be broadcast to scores of shape \(2, 4\)"):
+    with pytest.raises(
+        ValueError, match=r"mask of shape \(2, 3\) cannot be broadcast to scores of shape \(2, 4\)"
+    ):
         attention(q, k, v, mask=torch.zeros(2, 3, dtype=torch.bool))
     with pytest.raises(TypeError, match="mask must be a bool tensor"):
         attention(q, k, v, mask=torch.zeros(2, 4))
@@ -259,7 +285,9 @@ def test_regression_data_is_seeded_sorted_and_noisy():
     from attention_to_bert.data import regression_data, regression_function
 
     data = regression_data(num_train=40, num_test=30, noise=0.5, seed=3)
-    assert data.x_train.shape == data.y_train.shape == (40,) and data.x_test.shape == data.y_test.shape == (30,)
+    assert data.x_train.shape == data.y_train.shape == (
+        40,
+    ) and data.x_test.shape == data.y_test.shape == (30,)
     assert torch.equal(data.x_train, regression_data(num_train=40, num_test=30, seed=3).x_train)
     assert not torch.equal(data.y_train, regression_data(num_train=40, num_test=30, seed=4).y_train)
     assert (data.x_train.diff() >= 0).all() and data.x_train.min() >= 0 and data.x_train.max() <= 5

@@ -45,10 +45,14 @@ def test_compare_times_every_function_and_calls_it(run):
     times = run.compare({"fast": fast, "slow": slow}, torch.device("cpu"), rounds=2, budget=0.002)
     assert set(times) == {"fast", "slow"}
     assert all(t > 0 for t in times.values())
-    assert calls["fast"] >= 4 and calls["slow"] >= 4  # warm-up, probe, and at least one call per round
+    assert (
+        calls["fast"] >= 4 and calls["slow"] >= 4
+    )  # warm-up, probe, and at least one call per round
 
 
-@pytest.mark.parametrize("arguments, message", [({"functions": {}}, "at least one"), ({"rounds": 0}, "rounds")])
+@pytest.mark.parametrize(
+    "arguments, message", [({"functions": {}}, "at least one"), ({"rounds": 0}, "rounds")]
+)
 def test_compare_rejects_bad_arguments(run, arguments, message):
     kwargs = {"functions": {"f": lambda: None}, "device": torch.device("cpu"), **arguments}
     with pytest.raises(ValueError, match=message):
@@ -61,7 +65,11 @@ def test_attention_flops(run):
 
 
 def test_notebook_table_reports_failures_and_the_total(run):
-    timings = [("01_a", 10.0, ""), ("02_b", None, "CellExecutionError after 3 s"), ("03_c", 100.0, "")]
+    timings = [
+        ("01_a", 10.0, ""),
+        ("02_b", None, "CellExecutionError after 3 s"),
+        ("03_c", 100.0, ""),
+    ]
     table = run.notebook_table(timings)
     lines = table.splitlines()
     assert "| 01_a | 10.0 | yes |" in lines[2]
@@ -76,7 +84,9 @@ def test_results_blocks_round_trip_and_keep_unmeasured_sections(run, tmp_path):
     blocks = run.read_blocks(path.read_text())
     assert blocks["header"] == "header line"
     assert blocks["mha"] == "## MHA\n\n| a |\n|---|"
-    assert "Not measured yet" in blocks["site"]  # every section has its markers, for the book's includes
+    assert (
+        "Not measured yet" in blocks["site"]
+    )  # every section has its markers, for the book's includes
     assert set(blocks) == {"header", *run.SECTIONS}
 
 
@@ -96,8 +106,14 @@ def test_bench_mha_on_a_tiny_shape(run):
 def test_a_failing_notebook_is_a_row_not_a_crash(run, tmp_path):
     import nbformat
 
-    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("raise RuntimeError('broken chapter')")])
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    notebook = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell("raise RuntimeError('broken chapter')")]
+    )
+    notebook.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3 (ipykernel)",
+        "language": "python",
+    }
     path = tmp_path / "99_broken.ipynb"
     nbformat.write(notebook, path)
     text = run.bench_notebooks(plot=False, notebooks=[path])

@@ -10,7 +10,7 @@ from attention_to_bert.checks import Checker
 CHECKERS = [
     function
     for name, function in inspect.getmembers(checks, inspect.isfunction)
-    if not name.startswith("_") and function.__module__ == checks.__name__
+    if not name.startswith("_") and function.__module__.startswith(checks.__name__ + ".ch")
 ]
 
 
@@ -20,8 +20,7 @@ def test_there_are_checkers():
 
 @pytest.mark.parametrize("checker", CHECKERS, ids=lambda function: function.__name__)
 def test_a_stub_that_returns_none_does_not_pass(checker, capsys):
-    def stub(*args, **kwargs):
-        ...  # your code here
+    def stub(*args, **kwargs): ...  # your code here
 
     assert checker(stub) is False
     assert "returned None" in capsys.readouterr().out
@@ -43,5 +42,9 @@ def test_checker_reports_each_problem(capsys):
     checker.expect(False, "case 3: wrong")
     assert checker.report() is False
     output = capsys.readouterr().out
-    assert "✘ demo: 2 problem(s) found." in output and "case 2: returned None" in output and "case 3: wrong" in output
+    assert (
+        "✘ demo: 2 problem(s) found." in output
+        and "case 2: returned None" in output
+        and "case 3: wrong" in output
+    )
     assert Checker("fine").report() is True

@@ -42,7 +42,9 @@ def test_catches_ignoring_the_mask(capsys):
 
 def test_catches_nan_on_a_fully_padded_row(capsys):
     def minus_infinity(values, padding_mask, weight, bias, context):
-        scores = (torch.tanh(values @ weight.T + bias) @ context).masked_fill(padding_mask, float("-inf"))
+        scores = (torch.tanh(values @ weight.T + bias) @ context).masked_fill(
+            padding_mask, float("-inf")
+        )
         weights = torch.softmax(scores, -1)
         return (weights.unsqueeze(-1) * values).sum(-2), weights
 
@@ -82,8 +84,7 @@ def test_catches_pooling_the_keys_and_a_wrong_return(capsys):
 
 
 def test_catches_the_student_stub_that_returns_none(capsys):
-    def stub(values, padding_mask, weight, bias, context):
-        ...
+    def stub(values, padding_mask, weight, bias, context): ...
 
     assert not checks.han_attention(stub)
     assert "returned None" in capsys.readouterr().out

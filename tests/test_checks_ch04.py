@@ -105,7 +105,10 @@ def test_self_attention_checker_accepts_torch_reference(capsys):
         (softmax_over_queries, "the columns sum to 1, not the rows"),
         (keys_times_queries, "transposed: row i must hold query i's weights"),
         (naive_exp, "NaN or inf in the weights; subtract each row's maximum"),
-        (mixes_inputs_not_values, "the output mixes the inputs x; it must mix the values V = x @ w_v"),
+        (
+            mixes_inputs_not_values,
+            "the output mixes the inputs x; it must mix the values V = x @ w_v",
+        ),
         (output_only, "return a pair (output, weights), got Tensor"),
         (unbatched_only, "raised RuntimeError"),
     ],
@@ -152,7 +155,9 @@ def right_from_package(max_len, d_model):
 
 
 def sin_cos_swapped(max_len, d_model):
-    return right_interleaved(max_len, d_model).view(max_len, -1, 2).flip(-1).reshape(max_len, d_model)
+    return (
+        right_interleaved(max_len, d_model).view(max_len, -1, 2).flip(-1).reshape(max_len, d_model)
+    )
 
 
 def halves(max_len, d_model):

@@ -4,7 +4,7 @@ import torch
 import torch.nn.functional as F
 
 from attention_to_bert import checks
-from attention_to_bert.transformer import noam_schedule as package_noam_schedule
+from attention_to_bert.translator import noam_schedule as package_noam_schedule
 
 # --- noam_schedule ---
 

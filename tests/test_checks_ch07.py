@@ -35,8 +35,9 @@ def in_place(input_ids, special_mask, mask_id, vocab_size):
 
 
 def wrong_rate(input_ids, special_mask, mask_id, vocab_size):
-    corrupted, labels = bert.mask_tokens(input_ids, special_mask, mask_id=mask_id, vocab_size=vocab_size,
-                                         mask_prob=0.3)
+    corrupted, labels = bert.mask_tokens(
+        input_ids, special_mask, mask_id=mask_id, vocab_size=vocab_size, mask_prob=0.3
+    )
     return corrupted, labels
 
 

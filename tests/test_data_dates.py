@@ -25,8 +25,12 @@ def test_every_format_is_named_by_how_it_writes_25_june_2009():
     assert thursday.weekday() == 3
     for name in DATE_FORMATS:
         assert format_date(thursday, name) == name
-    assert format_date(datetime.date(2001, 3, 2), "the 25th of june 2009") == "the 2nd of march 2001"
-    assert format_date(datetime.date(2001, 3, 13), "the 25th of june 2009") == "the 13th of march 2001"
+    assert (
+        format_date(datetime.date(2001, 3, 2), "the 25th of june 2009") == "the 2nd of march 2001"
+    )
+    assert (
+        format_date(datetime.date(2001, 3, 13), "the 25th of june 2009") == "the 13th of march 2001"
+    )
     assert format_date(datetime.date(2001, 3, 2), "25.06.2009") == "02.03.2001"
     with pytest.raises(ValueError, match="style must be one of"):
         format_date(thursday, "2009-06-25")
@@ -68,29 +72,48 @@ def test_date_splits_are_fixed_and_share_no_date():
     again = date_splits(seed=0, num_train=300, num_test=100)
     assert splits.train == again.train and splits.test == again.test
     source_vocab, target_vocab = date_vocabularies()
-    assert splits.source_vocab.itos == source_vocab.itos and splits.target_vocab.itos == target_vocab.itos
-    assert source_vocab.pad_id == 0 and target_vocab.pad_id == 0 and BOS in target_vocab and EOS in target_vocab
+    assert (
+        splits.source_vocab.itos == source_vocab.itos
+        and splits.target_vocab.itos == target_vocab.itos
+    )
+    assert (
+        source_vocab.pad_id == 0
+        and target_vocab.pad_id == 0
+        and BOS in target_vocab
+        and EOS in target_vocab
+    )
     default = date_splits()
     assert len(default.train) == 6000 and len(default.test) == 1000
 
 
 def test_encode_pairs_pads_sources_and_frames_targets():
     source_vocab, target_vocab = date_vocabularies()
-    pairs = [("3 jun 2004", "2004-06-03"), ("10.03.2037", "2037-03-10"), ("sunday, july 8, 2035", "2035-07-08")]
+    pairs = [
+        ("3 jun 2004", "2004-06-03"),
+        ("10.03.2037", "2037-03-10"),
+        ("sunday, july 8, 2035", "2035-07-08"),
+    ]
     source, lengths, target = encode_pairs(pairs, source_vocab, target_vocab)
     assert source.shape == (3, 20) and source.dtype == torch.long
     assert lengths.tolist() == [10, 10, 20]
-    assert (source[0, 10:] == source_vocab.pad_id).all() and (source[0, :10] != source_vocab.pad_id).all()
+    assert (source[0, 10:] == source_vocab.pad_id).all() and (
+        source[0, :10] != source_vocab.pad_id
+    ).all()
     assert "".join(source_vocab.decode(source[2])) == "sunday, july 8, 2035"
     assert target.shape == (3, 12)
-    assert (target[:, 0] == target_vocab.stoi[BOS]).all() and (target[:, -1] == target_vocab.stoi[EOS]).all()
+    assert (target[:, 0] == target_vocab.stoi[BOS]).all() and (
+        target[:, -1] == target_vocab.stoi[EOS]
+    ).all()
     assert "".join(target_vocab.decode(target[1])) == "2037-03-10"
     assert target_vocab.itos[0] == PAD
 
 
 def test_encode_pairs_refuses_unknown_characters_and_empty_input():
     source_vocab, target_vocab = date_vocabularies()
-    with pytest.raises(ValueError, match=r"source strings contain characters outside the source vocabulary: \['J'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"source strings contain characters outside the source vocabulary: \['J'\]",
+    ):
         encode_pairs([("June 5, 2001", "2001-06-05")], source_vocab, target_vocab)
     with pytest.raises(ValueError, match="target strings contain characters outside"):
         encode_pairs([("june 5, 2001", "2001/06/05")], source_vocab, target_vocab)

@@ -49,8 +49,12 @@ def test_ignored_and_skipped_cells_are_not_compared():
         first = run((f"{marker}\ntrain()", [stream("took 1.0 s\n")]))
         second = run((f"{marker}\ntrain()", [stream("took 2.5 s\n")]))
         assert compare(first, second) == []
-    tagged = new_code_cell("train()", outputs=[stream("a\n")], metadata={"tags": ["nbval-ignore-output"]})
-    other = new_code_cell("train()", outputs=[stream("b\n")], metadata={"tags": ["nbval-ignore-output"]})
+    tagged = new_code_cell(
+        "train()", outputs=[stream("a\n")], metadata={"tags": ["nbval-ignore-output"]}
+    )
+    other = new_code_cell(
+        "train()", outputs=[stream("b\n")], metadata={"tags": ["nbval-ignore-output"]}
+    )
     first, second = new_notebook(cells=[tagged]), new_notebook(cells=[other])
     assert compare(first, second) == []
 
@@ -62,8 +66,18 @@ def test_sanitized_parts_and_split_streams_are_not_differences():
 
 
 def test_figures_are_compared_only_on_request():
-    first = run(("plot()", [new_output("display_data", data={"image/png": "AAAA", "text/plain": "<Figure>"})]))
-    second = run(("plot()", [new_output("display_data", data={"image/png": "BBBB", "text/plain": "<Figure>"})]))
+    first = run(
+        (
+            "plot()",
+            [new_output("display_data", data={"image/png": "AAAA", "text/plain": "<Figure>"})],
+        )
+    )
+    second = run(
+        (
+            "plot()",
+            [new_output("display_data", data={"image/png": "BBBB", "text/plain": "<Figure>"})],
+        )
+    )
     assert compare(first, second) == []
     assert len(compare(first, second, images=True)) == 1
 

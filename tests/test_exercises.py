@@ -27,7 +27,13 @@ def test_chapter_has_the_three_kinds_of_exercise_with_folded_solutions(path):
         if cell.cell_type == "markdown":
             assert "{dropdown}" in cell.source, f"{path.name}: a written solution is not folded"
         else:
-            assert {"hide-input", "hide-cell"} & set(tags), f"{path.name}: a code solution is not folded"
-    coding = [cell for cell in solutions if cell.cell_type == "code" and "# BEGIN SOLUTION" in cell.source]
+            assert {"hide-input", "hide-cell"} & set(tags), (
+                f"{path.name}: a code solution is not folded"
+            )
+    coding = [
+        cell for cell in solutions if cell.cell_type == "code" and "# BEGIN SOLUTION" in cell.source
+    ]
     assert coding, f"{path.name}: no coding solution with '# BEGIN SOLUTION' markers"
-    assert any("checks." in cell.source for cell in coding), f"{path.name}: no coding solution calls a checker"
+    assert any("checks." in cell.source for cell in coding), (
+        f"{path.name}: no coding solution calls a checker"
+    )

@@ -68,13 +68,17 @@ def test_the_loopback_stays_open():
     accepted.join(timeout=5)
     server.close()
     assert book_network_guard.is_local("localhost") and book_network_guard.is_local("::1")
-    assert not book_network_guard.is_local("huggingface.co") and not book_network_guard.is_local("10.0.0.1")
+    assert not book_network_guard.is_local("huggingface.co") and not book_network_guard.is_local(
+        "10.0.0.1"
+    )
 
 
 def test_the_guard_refuses_before_anything_leaves(monkeypatch):
     """A remote address never reaches the real `connect`; a local one does."""
     calls = []
-    monkeypatch.setattr(book_network_guard, "_true_connect", lambda sock, address: calls.append(address))
+    monkeypatch.setattr(
+        book_network_guard, "_true_connect", lambda sock, address: calls.append(address)
+    )
     with socket.socket() as sock:
         with pytest.raises(NetworkBlockedError):
             sock.connect(("192.0.2.1", 80))
@@ -83,7 +87,9 @@ def test_the_guard_refuses_before_anything_leaves(monkeypatch):
 
 
 def test_a_python_subprocess_cannot_reach_the_network():
-    result = subprocess.run([sys.executable, "-c", ATTEMPTS], capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", ATTEMPTS], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["NetworkBlockedError"] * 3
 
@@ -91,7 +97,11 @@ def test_a_python_subprocess_cannot_reach_the_network():
 def test_a_notebook_kernel_cannot_reach_the_network(tmp_path):
     """The notebooks run in kernels like this one (nbval and scripts/execute_notebooks.py use the same env)."""
     notebook = nbformat.v4.new_notebook()
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     notebook.cells = [
         nbformat.v4.new_code_cell(ATTEMPTS),
         nbformat.v4.new_code_cell(
@@ -102,7 +112,10 @@ def test_a_notebook_kernel_cannot_reach_the_network(tmp_path):
     where = {"metadata": {"path": str(tmp_path)}}
     client = NotebookClient(notebook, timeout=120, kernel_name="python3", resources=where)
     client.execute()
-    printed = ["".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream") for cell in notebook.cells]
+    printed = [
+        "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+        for cell in notebook.cells
+    ]
     assert printed[0].split() == ["NetworkBlockedError"] * 3
     assert printed[1].split() == ["1", "True"]
 

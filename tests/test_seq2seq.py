@@ -17,7 +17,11 @@ from attention_to_bert.seq2seq import (
     translate,
 )
 
-PAIRS = [("3 jun 2004", "2004-06-03"), ("sunday, july 8, 2035", "2035-07-08"), ("10.03.2037", "2037-03-10")]
+PAIRS = [
+    ("3 jun 2004", "2004-06-03"),
+    ("sunday, july 8, 2035", "2035-07-08"),
+    ("10.03.2037", "2037-03-10"),
+]
 
 
 @pytest.fixture
@@ -105,7 +109,9 @@ def test_without_attention_the_context_is_the_encoder_final_state(vocabs):
     model = model_for(vocabs, None)
     source, lengths, _ = encode_pairs(PAIRS, *vocabs)
     outputs, final, mask = model.encode(source, lengths)
-    context, weights = model.decoder.context(torch.zeros(3, 12, dtype=torch.float64), outputs, final, mask)
+    context, weights = model.decoder.context(
+        torch.zeros(3, 12, dtype=torch.float64), outputs, final, mask
+    )
     assert weights is None and torch.equal(context, final)
 
 
@@ -118,7 +124,9 @@ def test_teacher_forcing_equals_calling_step_at_every_position(vocabs, score):
     outputs, final, mask = model.encode(source, lengths)
     state = model.decoder.start(final)
     for t in range(target.shape[1] - 1):
-        step_logits, state, step_weights = model.decoder.step(target[:, t], state, outputs, final, mask)
+        step_logits, state, step_weights = model.decoder.step(
+            target[:, t], state, outputs, final, mask
+        )
         torch.testing.assert_close(logits[:, t], step_logits, rtol=0, atol=1e-12)
         if score is not None:
             torch.testing.assert_close(weights[:, t], step_weights, rtol=0, atol=1e-12)
@@ -128,7 +136,7 @@ def test_teacher_forcing_equals_calling_step_at_every_position(vocabs, score):
 def test_greedy_decode_agrees_with_teacher_forcing_on_its_own_output(vocabs, score):
     model = model_for(vocabs, score, seed=1)
     source, lengths, _ = encode_pairs(PAIRS, *vocabs)
-    tokens, weights = greedy_decode(model, source, lengths, max_length=6)
+    tokens, weights = greedy_decode(model, source, max_length=6)
     assert tokens.shape == (3, 6)  # an untrained model rarely stops: max_length caps it
     bos = torch.full((3, 1), model.bos_id)
     logits, forced_weights = model(source, lengths, torch.cat([bos, tokens[:, :-1]], dim=1))
@@ -143,16 +151,18 @@ def test_greedy_decode_agrees_with_teacher_forcing_on_its_own_output(vocabs, sco
 def test_greedy_decode_stops_at_eos_and_pads_after_it(vocabs):
     model = model_for(vocabs, "additive")
     eos = model.eos_id
-    with torch.no_grad():  # make the output layer say <eos> for the first row only: bias on its embedding
+    with (
+        torch.no_grad()
+    ):  # make the output layer say <eos> for the first row only: bias on its embedding
         model.decoder.output.weight.zero_()
         model.decoder.output.bias.zero_()
         model.decoder.output.bias[vocabs[1].stoi["7"]] = 1.0
     source, lengths, _ = encode_pairs(PAIRS, *vocabs)
-    tokens, _ = greedy_decode(model, source, lengths, max_length=4)
+    tokens, _ = greedy_decode(model, source, max_length=4)
     assert tokens.shape == (3, 4) and (tokens == vocabs[1].stoi["7"]).all()
     with torch.no_grad():
         model.decoder.output.bias[eos] = 2.0
-    tokens, weights = greedy_decode(model, source, lengths, max_length=9)
+    tokens, weights = greedy_decode(model, source, max_length=9)
     assert tokens.shape == (3, 1) and (tokens == eos).all()
     assert translate(model, [s for s, _ in PAIRS]) == ["", "", ""]
     assert vocabs[1].itos[eos] == EOS
@@ -192,21 +202,21 @@ def test_bad_arguments_give_clear_errors(vocabs):
         Seq2Seq(*vocabs, score="cosine")
     with pytest.raises(ValueError, match="dot score needs hidden_size == encoder_size"):
         Decoder(10, 4, 8, 6, score="dot")
-    with pytest.raises(ValueError, match="hidden_size must be a positive int"):
+    with pytest.raises(ValueError, match="hidden_size must be >= 1"):
         Seq2Seq(*vocabs, hidden_size=0)
     with pytest.raises(TypeError, match="target_vocab must be a Vocabulary"):
         Seq2Seq(vocabs[0], "0123456789-")
     model = model_for(vocabs)
     source, lengths, target = encode_pairs(PAIRS, *vocabs)
-    with pytest.raises(TypeError, match="source must be a 2-D long tensor"):
+    with pytest.raises(TypeError, match="source must be a torch.long tensor"):
         model(source.float(), lengths, target)
     with pytest.raises(ValueError, match=r"lengths must lie in 1..20"):
         model(source, torch.tensor([10, 21, 10]), target)
-    with pytest.raises(ValueError, match="lengths must be a 1-D tensor of 3 source lengths"):
+    with pytest.raises(ValueError, match="lengths must hold 3 source lengths"):
         model(source, lengths[:2], target)
     with pytest.raises(ValueError, match="target_in has 2 rows but source has 3"):
         model(source, lengths, target[:2])
-    with pytest.raises(ValueError, match="max_length must be a positive int"):
-        greedy_decode(model, source, lengths, max_length=0)
+    with pytest.raises(ValueError, match="max_length must be >= 1"):
+        greedy_decode(model, source, max_length=0)
     with pytest.raises(TypeError, match="sources must be a list of strings"):
         translate(model, "3 jun 2004")

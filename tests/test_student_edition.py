@@ -6,7 +6,9 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("student_edition", ROOT / "scripts" / "student_edition.py")
+spec = importlib.util.spec_from_file_location(
+    "student_edition", ROOT / "scripts" / "student_edition.py"
+)
 student_edition = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(student_edition)
 
@@ -24,7 +26,9 @@ def make_chapter() -> nbformat.NotebookNode:
     notebook = new_notebook()
     notebook.cells = [
         new_markdown_cell("# A chapter"),
-        new_code_cell("x = 1", outputs=[new_output("execute_result", {"text/plain": "1"}, execution_count=1)]),
+        new_code_cell(
+            "x = 1", outputs=[new_output("execute_result", {"text/plain": "1"}, execution_count=1)]
+        ),
         new_markdown_cell("### Exercise 1.1 (coding)", metadata={"tags": ["exercise"]}),
         new_code_cell(
             SOLUTION_CODE,
@@ -44,7 +48,10 @@ def test_student_notebook_stubs_code_and_removes_written_solutions():
     assert len(student.cells) == 4
     assert "Because." not in "".join(sources) and "the answer" not in "".join(sources)
     stub = student.cells[3]
-    assert stub.source == "def my_softmax(scores):\n    ...  # your code here\n\n\nchecks.softmax(my_softmax)"
+    assert (
+        stub.source
+        == "def my_softmax(scores):\n    ...  # your code here\n\n\nchecks.softmax(my_softmax)"
+    )
     assert stub.outputs == [] and stub.execution_count is None
     assert "hide-input" not in stub.metadata["tags"] and "solution" not in stub.metadata["tags"]
     assert student.cells[1].outputs, "outputs of ordinary cells are kept by default"
@@ -65,14 +72,17 @@ def test_unbalanced_markers_are_reported(source, message):
         student_edition.stub_solution(source)
 
 
-def test_write_student_edition_copies_the_package(tmp_path):
+def test_write_student_edition_copies_the_package_and_the_images(tmp_path):
     book = tmp_path / "book"
     (book / "attention_to_bert").mkdir(parents=True)
     (book / "attention_to_bert" / "__init__.py").write_text("")
+    (book / "images" / "diagrams").mkdir(parents=True)
+    (book / "images" / "diagrams" / "attention.svg").write_text("<svg/>")
     nbformat.write(make_chapter(), book / "01_x.ipynb")
     written = student_edition.write_student_edition(book, tmp_path / "student")
     assert [path.name for path in written] == ["01_x.ipynb"]
     assert (tmp_path / "student" / "attention_to_bert" / "__init__.py").exists()
+    assert (tmp_path / "student" / "images" / "diagrams" / "attention.svg").read_text() == "<svg/>"
     text = (tmp_path / "student" / "01_x.ipynb").read_text()
     assert "exp.sum" not in text and "...  # your code here" in text
 
@@ -82,5 +92,26 @@ def test_the_real_book_has_no_solution_left_in_the_student_edition(tmp_path):
     assert len(written) == len(list((ROOT / "book").glob("*.ipynb")))
     for path in written:
         for cell in nbformat.read(path, as_version=4).cells:
-            assert "solution" not in cell.metadata.get("tags", []), f"{path.name} still holds a solution cell"
+            assert "solution" not in cell.metadata.get("tags", []), (
+                f"{path.name} still holds a solution cell"
+            )
             assert "# BEGIN SOLUTION" not in cell.source
+
+
+def test_exercise_cells_never_stop_run_all_at_a_stub(tmp_path):
+    """One convention: a coding exercise calls its checker as `_ = checks.x(...)`, never `assert`,
+    so a stub's failed check prints its verdict and "Run all" goes on."""
+    written = student_edition.write_student_edition(output=tmp_path / "student")
+    stubs = [
+        cell
+        for path in written
+        for cell in nbformat.read(path, as_version=4).cells
+        if "exercise-stub" in cell.metadata.get("tags", [])
+    ]
+    assert stubs
+    for cell in stubs:
+        calls = [line for line in cell.source.splitlines() if "checks." in line]
+        assert calls and all(line.startswith("_ = checks.") for line in calls), cell.source
+    images = sorted(p.name for p in (ROOT / "book" / "images").rglob("*") if p.is_file())
+    copied = sorted(p.name for p in (tmp_path / "student" / "images").rglob("*") if p.is_file())
+    assert copied == images

@@ -32,7 +32,9 @@ def test_set_seed_fixes_the_thread_count():
     assert torch.get_num_threads() == min(2, os.cpu_count() or 1)
 
 
-@pytest.mark.parametrize("bad, error", [(-1, ValueError), (1.5, TypeError), ("0", TypeError), (True, TypeError)])
+@pytest.mark.parametrize(
+    "bad, error", [(-1, ValueError), (1.5, TypeError), ("0", TypeError), (True, TypeError)]
+)
 def test_set_seed_rejects_bad_seeds(bad, error):
     with pytest.raises(error, match="seed"):
         set_seed(bad)
@@ -73,7 +75,9 @@ def test_train_fits_a_line_and_logs(capsys):
         inputs, targets = batch
         return nn.functional.mse_loss(model(inputs), targets)
 
-    losses = train(model, batches, loss_fn, optimizer, epochs=50, log_every=100, clip_grad_norm=None)
+    losses = train(
+        model, batches, loss_fn, optimizer, epochs=50, log_every=100, clip_grad_norm=None
+    )
     assert len(losses) == 50 * 4
     assert losses[-1] < 1e-3 < losses[0]
     assert abs(model.weight.item() - 3) < 0.05 and abs(model.bias.item() + 0.5) < 0.05
@@ -85,4 +89,6 @@ def test_train_fits_a_line_and_logs(capsys):
 def test_train_rejects_zero_epochs():
     model = nn.Linear(1, 1)
     with pytest.raises(ValueError, match="epochs"):
-        train(model, lambda: [], lambda m, b: 0, torch.optim.SGD(model.parameters(), lr=0.1), epochs=0)
+        train(
+            model, lambda: [], lambda m, b: 0, torch.optim.SGD(model.parameters(), lr=0.1), epochs=0
+        )

@@ -17,6 +17,8 @@ from collections.abc import Callable
 import torch
 from torch import Tensor, nn
 
+from attention_to_bert.validate import check_int, check_mask, check_tensor
+
 __all__ = [
     "AdditiveScore",
     "GeneralScore",
@@ -32,25 +34,10 @@ __all__ = [
 ScoreFunction = Callable[[Tensor, Tensor], Tensor]
 
 
-def check_positive_int(name: str, value: object) -> None:
-    """Raise a ValueError naming ``name`` unless ``value`` is an int >= 1 (a bool is not a size)."""
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
-
-
-def _check_float_tensor(tensor: object, name: str, min_dims: int = 1) -> None:
-    if not isinstance(tensor, Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(tensor).__name__}")
-    if not tensor.is_floating_point():
-        raise TypeError(f"{name} must be a floating-point tensor, got {tensor.dtype}")
-    if tensor.dim() < min_dims:
-        raise ValueError(f"{name} must have at least {min_dims} dimensions, got shape {tuple(tensor.shape)}")
-
-
 def _check_query_key(query: Tensor, key: Tensor, same_size: bool = True) -> None:
     """Check that query ``(..., n_q, d_q)`` and key ``(..., n_k, d_k)`` can be scored against each other."""
-    _check_float_tensor(query, "query", 2)
-    _check_float_tensor(key, "key", 2)
+    check_tensor("query", query, floating=True, min_dim=2)
+    check_tensor("key", key, floating=True, min_dim=2)
     if same_size and query.shape[-1] != key.shape[-1]:
         raise ValueError(
             f"query and key must have the same feature size d (last dimension), "
@@ -72,13 +59,10 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None) -> Tensor:
     positions get weight exactly 0. A row whose positions are all masked gets all-zero weights (not
     NaN, and no NaN gradient either), so padding rows are harmless.
     """
-    _check_float_tensor(scores, "scores", 1)
+    check_tensor("scores", scores, floating=True, min_dim=1)
     if mask is None:
         return torch.softmax(scores, dim=-1)
-    if not isinstance(mask, Tensor):
-        raise TypeError(f"mask must be a bool tensor (True = may not attend), got {type(mask).__name__}")
-    if mask.dtype != torch.bool:
-        raise TypeError(f"mask must be a bool tensor (True = may not attend), got {mask.dtype}")
+    check_mask("mask", mask)
     try:
         broadcast = torch.broadcast_shapes(mask.shape, scores.shape)
     except RuntimeError:
@@ -154,8 +138,8 @@ class GeneralScore(nn.Module):
 
     def __init__(self, query_size: int, key_size: int) -> None:
         super().__init__()
-        for name, size in (("query_size", query_size), ("key_size", key_size)):
-            check_positive_int(name, size)
+        check_int("query_size", query_size)
+        check_int("key_size", key_size)
         self.query_size = query_size
         self.key_size = key_size
         self.key_projection = nn.Linear(key_size, query_size, bias=False)
@@ -183,8 +167,12 @@ class AdditiveScore(nn.Module):
 
     def __init__(self, query_size: int, key_size: int, hidden_size: int) -> None:
         super().__init__()
-        for name, size in (("query_size", query_size), ("key_size", key_size), ("hidden_size", hidden_size)):
-            check_positive_int(name, size)
+        for name, size in (
+            ("query_size", query_size),
+            ("key_size", key_size),
+            ("hidden_size", hidden_size),
+        ):
+            check_int(name, size)
         self.query_size = query_size
         self.key_size = key_size
         self.hidden_size = hidden_size
@@ -201,7 +189,9 @@ class AdditiveScore(nn.Module):
                 f"got query {tuple(query.shape)} and key {tuple(key.shape)}"
             )
         # (..., n_q, 1, h) + (..., 1, n_k, h) -> (..., n_q, n_k, h) -> (..., n_q, n_k)
-        hidden = torch.tanh(self.query_projection(query).unsqueeze(-2) + self.key_projection(key).unsqueeze(-3))
+        hidden = torch.tanh(
+            self.query_projection(query).unsqueeze(-2) + self.key_projection(key).unsqueeze(-3)
+        )
         return self.v(hidden).squeeze(-1)
 
     def extra_repr(self) -> str:
@@ -222,9 +212,8 @@ def attention(
     module called as ``score(query, key)``. Returns ``(output, weights)``: the weighted sums of the
     values ``(..., n_q, d_v)`` and the weights ``(..., n_q, n_k)`` whose rows sum to 1 (0 if fully masked).
     """
-    _check_float_tensor(query, "query", 2)
-    _check_float_tensor(key, "key", 2)
-    _check_float_tensor(value, "value", 2)
+    for name, tensor in (("query", query), ("key", key), ("value", value)):
+        check_tensor(name, tensor, floating=True, min_dim=2)
     if key.shape[-2] != value.shape[-2]:
         raise ValueError(
             f"key and value must have the same number of positions n_k (second to last dimension), "
@@ -240,8 +229,14 @@ def attention(
     if not callable(score):
         raise TypeError(f"score must be callable as score(query, key), got {type(score).__name__}")
     scores = score(query, key)
-    expected = (*torch.broadcast_shapes(query.shape[:-2], key.shape[:-2]), query.shape[-2], key.shape[-2])
+    expected = (
+        *torch.broadcast_shapes(query.shape[:-2], key.shape[:-2]),
+        query.shape[-2],
+        key.shape[-2],
+    )
     if tuple(scores.shape) != expected:
-        raise ValueError(f"score(query, key) must return shape {expected} (..., n_q, n_k), got {tuple(scores.shape)}")
+        raise ValueError(
+            f"score(query, key) must return shape {expected} (..., n_q, n_k), got {tuple(scores.shape)}"
+        )
     weights = masked_softmax(scores, mask)
     return weights @ value, weights

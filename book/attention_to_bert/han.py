@@ -8,7 +8,7 @@ which a linear layer classifies. Both attention layers have the same form:
     values  h_i                       (the GRU states)
     keys    u_i = tanh(W h_i + b)     (a one-layer MLP of the values)
     query   u                         (a learned context vector, one per level)
-    score   u_i . u                   (the paper) or an MLP of (u, u_i) (``score="mlp"``)
+    score   u_i . u                   (the paper) or the additive score of (u, u_i) (``score="additive"``)
 
 Padded words and padded sentences are masked (True = padding): they get weight exactly 0, and the
 GRUs never read them (packed sequences), so padding changes nothing.
@@ -23,19 +23,19 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from attention_to_bert.attention import AdditiveScore, attention, dot_score
+from attention_to_bert.validate import check_mask, check_token_ids
 
-__all__ = ["BiGRUEncoder", "ContextAttention", "HANOutput", "HierarchicalAttentionNetwork", "MeanPooling"]
+__all__ = [
+    "BiGRUEncoder",
+    "ContextAttention",
+    "HANOutput",
+    "HierarchicalAttentionNetwork",
+    "MeanPooling",
+]
 
-SCORES = ("dot", "mlp")
+SCORES = ("dot", "additive")
+"""The scores of the attention layers, named as in ``seq2seq.SCORES``."""
 POOLINGS = ("attention", "mean")
-
-
-def _check_mask(mask: object, shape: tuple[int, ...], name: str) -> None:
-    if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
-        got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
-        raise TypeError(f"{name} must be a bool tensor (True = padding), got {got}")
-    if tuple(mask.shape) != shape:
-        raise ValueError(f"{name} must have shape {shape} to match the inputs, got {tuple(mask.shape)}")
 
 
 class BiGRUEncoder(nn.Module):
@@ -52,14 +52,18 @@ class BiGRUEncoder(nn.Module):
 
     def forward(self, inputs: Tensor, padding_mask: Tensor) -> Tensor:
         if inputs.dim() != 3:
-            raise ValueError(f"inputs must have shape (batch, length, features), got {tuple(inputs.shape)}")
-        _check_mask(padding_mask, tuple(inputs.shape[:2]), "padding_mask")
+            raise ValueError(
+                f"inputs must have shape (batch, length, features), got {tuple(inputs.shape)}"
+            )
+        check_mask("padding_mask", padding_mask, tuple(inputs.shape[:2]), "True = padding")
         lengths = (~padding_mask).sum(dim=1)
         outputs = inputs.new_zeros(*inputs.shape[:2], self.output_size)
         present = lengths > 0  # pack_padded_sequence refuses empty sequences: leave them at zero
         if present.any():
             lengths = lengths[present].cpu()
-            packed = pack_padded_sequence(inputs[present], lengths, batch_first=True, enforce_sorted=False)
+            packed = pack_padded_sequence(
+                inputs[present], lengths, batch_first=True, enforce_sorted=False
+            )
             states, _ = self.gru(packed)
             states, _ = pad_packed_sequence(states, batch_first=True, total_length=inputs.shape[1])
             outputs[present] = states
@@ -71,8 +75,8 @@ class ContextAttention(nn.Module):
 
     ``forward(values, padding_mask)`` takes ``values`` ``(batch, length, input_size)`` and a bool
     ``padding_mask`` ``(batch, length)`` and returns ``(pooled, weights)``: ``(batch, input_size)`` and
-    ``(batch, length)``. ``score="dot"`` is the paper's ``u_i . u``; ``score="mlp"`` is the additive
-    score ``v^T tanh(W_q u + W_k u_i)``.
+    ``(batch, length)``. ``score="dot"`` is the paper's ``u_i . u``; ``score="additive"`` is the
+    additive score ``v^T tanh(W_q u + W_k u_i)`` (``attention.AdditiveScore``).
     """
 
     def __init__(self, input_size: int, attention_size: int, score: str = "dot") -> None:
@@ -80,9 +84,15 @@ class ContextAttention(nn.Module):
         if score not in SCORES:
             raise ValueError(f"score must be one of {SCORES}, got {score!r}")
         self.key_projection = nn.Linear(input_size, attention_size)  # u_i = tanh(W h_i + b)
-        self.context = nn.Parameter(torch.randn(attention_size) / attention_size**0.5)  # the query u
+        self.context = nn.Parameter(
+            torch.randn(attention_size) / attention_size**0.5
+        )  # the query u
         self.score_name = score
-        self.score = dot_score if score == "dot" else AdditiveScore(attention_size, attention_size, attention_size)
+        self.score = (
+            dot_score
+            if score == "dot"
+            else AdditiveScore(attention_size, attention_size, attention_size)
+        )
 
     def keys(self, values: Tensor) -> Tensor:
         """The keys ``u_i = tanh(W h_i + b)``."""
@@ -90,10 +100,16 @@ class ContextAttention(nn.Module):
 
     def forward(self, values: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
         if values.dim() != 3:
-            raise ValueError(f"values must have shape (batch, length, features), got {tuple(values.shape)}")
-        _check_mask(padding_mask, tuple(values.shape[:2]), "padding_mask")
-        query = self.context.expand(values.shape[0], 1, -1)  # one query per sequence: (batch, 1, attention_size)
-        pooled, weights = attention(query, self.keys(values), values, padding_mask[:, None, :], score=self.score)
+            raise ValueError(
+                f"values must have shape (batch, length, features), got {tuple(values.shape)}"
+            )
+        check_mask("padding_mask", padding_mask, tuple(values.shape[:2]), "True = padding")
+        query = self.context.expand(
+            values.shape[0], 1, -1
+        )  # one query per sequence: (batch, 1, attention_size)
+        pooled, weights = attention(
+            query, self.keys(values), values, padding_mask[:, None, :], score=self.score
+        )
         return pooled.squeeze(1), weights.squeeze(1)
 
     def extra_repr(self) -> str:
@@ -105,10 +121,14 @@ class MeanPooling(nn.Module):
 
     def forward(self, values: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
         if values.dim() != 3:
-            raise ValueError(f"values must have shape (batch, length, features), got {tuple(values.shape)}")
-        _check_mask(padding_mask, tuple(values.shape[:2]), "padding_mask")
+            raise ValueError(
+                f"values must have shape (batch, length, features), got {tuple(values.shape)}"
+            )
+        check_mask("padding_mask", padding_mask, tuple(values.shape[:2]), "True = padding")
         present = (~padding_mask).to(values.dtype)
-        weights = present / present.sum(dim=1, keepdim=True).clamp_min(1.0)  # an all-padding row stays 0
+        weights = present / present.sum(dim=1, keepdim=True).clamp_min(
+            1.0
+        )  # an all-padding row stays 0
         return (weights.unsqueeze(-1) * values).sum(dim=1), weights
 
 
@@ -160,26 +180,28 @@ class HierarchicalAttentionNetwork(nn.Module):
         self.classifier = nn.Linear(2 * hidden_size, num_classes)
 
     def forward(self, word_ids: Tensor, word_padding_mask: Tensor | None = None) -> HANOutput:
-        if not isinstance(word_ids, Tensor) or word_ids.dtype != torch.long or word_ids.dim() != 3:
-            got = type(word_ids).__name__
-            if isinstance(word_ids, Tensor):
-                got = f"{word_ids.dtype} of shape {tuple(word_ids.shape)}"
-            raise ValueError(f"word_ids must be a long tensor of shape (documents, sentences, words), got {got}")
+        check_token_ids("word_ids", word_ids, axes="(documents, sentences, words)")
         if word_padding_mask is None:
             word_padding_mask = word_ids == self.pad_id
-        _check_mask(word_padding_mask, tuple(word_ids.shape), "word_padding_mask")
+        check_mask("word_padding_mask", word_padding_mask, tuple(word_ids.shape), "True = padding")
         documents, sentences, words = word_ids.shape
         sentence_padding_mask = word_padding_mask.all(dim=-1)  # (documents, sentences)
 
         # Word level: every sentence of every document is one sequence.
         flat_mask = word_padding_mask.reshape(documents * sentences, words)
-        word_states = self.word_encoder(self.embedding(word_ids.reshape(documents * sentences, words)), flat_mask)
+        word_states = self.word_encoder(
+            self.embedding(word_ids.reshape(documents * sentences, words)), flat_mask
+        )
         sentence_vectors, word_weights = self.word_attention(word_states, flat_mask)
 
         # Sentence level: every document is one sequence of sentence vectors.
         sentence_vectors = sentence_vectors.reshape(documents, sentences, -1)
         sentence_states = self.sentence_encoder(sentence_vectors, sentence_padding_mask)
-        document_vectors, sentence_weights = self.sentence_attention(sentence_states, sentence_padding_mask)
+        document_vectors, sentence_weights = self.sentence_attention(
+            sentence_states, sentence_padding_mask
+        )
         return HANOutput(
-            self.classifier(document_vectors), sentence_weights, word_weights.reshape(documents, sentences, words)
+            self.classifier(document_vectors),
+            sentence_weights,
+            word_weights.reshape(documents, sentences, words),
         )

@@ -20,7 +20,9 @@ def _as_matrix(weights, name: str = "weights") -> np.ndarray:
 
 def _check_labels(labels: Sequence[str] | None, size: int, axis: str) -> None:
     if labels is not None and len(labels) != size:
-        raise ValueError(f"{axis}_labels has {len(labels)} labels but the matrix has {size} {axis} entries")
+        raise ValueError(
+            f"{axis}_labels has {len(labels)} labels but the matrix has {size} {axis} entries"
+        )
 
 
 def heatmap(
@@ -45,7 +47,9 @@ def heatmap(
     """
     matrix = _as_matrix(weights)
     if matrix.ndim != 2:
-        raise ValueError(f"heatmap expects a 2-D matrix (queries, keys), got shape {tuple(matrix.shape)}")
+        raise ValueError(
+            f"heatmap expects a 2-D matrix (queries, keys), got shape {tuple(matrix.shape)}"
+        )
     rows, cols = matrix.shape
     _check_labels(x_labels, cols, "x")
     _check_labels(y_labels, rows, "y")
@@ -53,9 +57,13 @@ def heatmap(
         width = min(12.0, max(3.5, 0.45 * cols + 2.0))
         height = min(10.0, max(2.5, 0.4 * rows + 1.2))
         _, ax = plt.subplots(figsize=(width, height))
-    image = ax.imshow(matrix, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest")
+    image = ax.imshow(
+        matrix, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto", interpolation="nearest"
+    )
     if x_labels is not None:
-        ax.set_xticks(range(cols), labels=[str(t) for t in x_labels], rotation=90 if cols > 6 else 0)
+        ax.set_xticks(
+            range(cols), labels=[str(t) for t in x_labels], rotation=90 if cols > 6 else 0
+        )
     if y_labels is not None:
         ax.set_yticks(range(rows), labels=[str(t) for t in y_labels])
     ax.set_xlabel(xlabel)
@@ -67,7 +75,9 @@ def heatmap(
         for i in range(rows):
             for j in range(cols):
                 colour = "black" if matrix[i, j] > middle else "white"
-                ax.text(j, i, f"{matrix[i, j]:.2f}", ha="center", va="center", fontsize=8, color=colour)
+                ax.text(
+                    j, i, f"{matrix[i, j]:.2f}", ha="center", va="center", fontsize=8, color=colour
+                )
     if colorbar:
         ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     return ax
@@ -90,7 +100,9 @@ def head_grid(
     """
     stack = _as_matrix(weights)
     if stack.ndim != 3:
-        raise ValueError(f"head_grid expects weights of shape (heads, queries, keys), got {tuple(stack.shape)}")
+        raise ValueError(
+            f"head_grid expects weights of shape (heads, queries, keys), got {tuple(stack.shape)}"
+        )
     if ncols < 1:
         raise ValueError(f"ncols must be >= 1, got {ncols}")
     heads, rows, cols = stack.shape
@@ -101,7 +113,11 @@ def head_grid(
     ncols = min(ncols, heads)
     nrows = -(-heads // ncols)
     fig, axes = plt.subplots(
-        nrows, ncols, figsize=(cell_size * ncols + 1.0, cell_size * nrows + 0.6), squeeze=False, layout="constrained"
+        nrows,
+        ncols,
+        figsize=(cell_size * ncols + 1.0, cell_size * nrows + 0.6),
+        squeeze=False,
+        layout="constrained",
     )
     vmax = float(np.nanmax(stack)) if stack.size else 1.0
     image = None
@@ -109,10 +125,16 @@ def head_grid(
         if index >= heads:
             ax.axis("off")
             continue
-        image = ax.imshow(stack[index], cmap=cmap, vmin=0.0, vmax=vmax, aspect="auto", interpolation="nearest")
+        image = ax.imshow(
+            stack[index], cmap=cmap, vmin=0.0, vmax=vmax, aspect="auto", interpolation="nearest"
+        )
         ax.set_title(head_titles[index] if head_titles is not None else f"head {index}", fontsize=9)
-        ax.set_xticks(range(cols), labels=[str(t) for t in x_labels] if x_labels is not None else [])
-        ax.set_yticks(range(rows), labels=[str(t) for t in y_labels] if y_labels is not None else [])
+        ax.set_xticks(
+            range(cols), labels=[str(t) for t in x_labels] if x_labels is not None else []
+        )
+        ax.set_yticks(
+            range(rows), labels=[str(t) for t in y_labels] if y_labels is not None else []
+        )
         ax.tick_params(axis="x", labelrotation=90, labelsize=7)
         ax.tick_params(axis="y", labelsize=7)
         if index % ncols != 0:
@@ -122,6 +144,8 @@ def head_grid(
     if title:
         fig.suptitle(title)
     return fig
+
+
 def document_attention(
     sentences: Sequence[Sequence[str]],
     sentence_weights,
@@ -146,7 +170,9 @@ def document_attention(
     sentence_array = _as_matrix(sentence_weights).reshape(-1)
     word_array = _as_matrix(word_weights)
     if word_array.ndim != 2:
-        raise ValueError(f"word_weights must be 2-D (sentences, words), got shape {tuple(word_array.shape)}")
+        raise ValueError(
+            f"word_weights must be 2-D (sentences, words), got shape {tuple(word_array.shape)}"
+        )
     if len(sentence_array) < len(sentences) or word_array.shape[0] < len(sentences):
         raise ValueError(
             f"{len(sentences)} sentences need at least {len(sentences)} sentence weights and word-weight rows, "
@@ -154,12 +180,16 @@ def document_attention(
         )
     longest = max((len(sentence) for sentence in sentences), default=0)
     if word_array.shape[1] < longest:
-        raise ValueError(f"word_weights has {word_array.shape[1]} columns but a sentence has {longest} words")
+        raise ValueError(
+            f"word_weights has {word_array.shape[1]} columns but a sentence has {longest} words"
+        )
     scale = np.sqrt(sentence_array[: len(sentences), None]) if scale_words_by_sentence else 1.0
     shown = word_array[: len(sentences)] * scale
     top = float(shown.max()) if shown.size and shown.max() > 0 else 1.0
     if ax is None:
-        characters = max((sum(len(word) + 2 for word in sentence) for sentence in sentences), default=1)
+        characters = max(
+            (sum(len(word) + 2 for word in sentence) for sentence in sentences), default=1
+        )
         width = 1.6 + characters * 0.62 * fontsize / 72
         _, ax = plt.subplots(figsize=(min(16.0, width), 0.4 * len(sentences) + 0.7))
     bar_width = 0.1  # the sentence-weight bars take the left tenth of the axes
@@ -172,7 +202,14 @@ def document_attention(
         bar = plt.Rectangle((0.0, y - 0.3 * row_height), bar_width * weight, 0.6 * row_height)
         bar.set_color(bars_cmap(0.25 + 0.7 * weight))
         ax.add_patch(bar)
-        ax.text(bar_width * weight + 0.004, y, f"{weight:.2f}", va="center", fontsize=0.7 * fontsize, color="0.35")
+        ax.text(
+            bar_width * weight + 0.004,
+            y,
+            f"{weight:.2f}",
+            va="center",
+            fontsize=0.7 * fontsize,
+            color="0.35",
+        )
         previous = None
         for column, word in enumerate(sentence):
             strength = float(shown[row, column]) / top
@@ -184,12 +221,19 @@ def document_attention(
             }
             style = {"va": "center", "ha": "left", "fontsize": fontsize, "bbox": box}
             style["color"] = "white" if strength > 0.6 else "black"
-            if previous is None:  # the first word sits right of the bars, the next ones after the previous word
+            if (
+                previous is None
+            ):  # the first word sits right of the bars, the next ones after the previous word
                 previous = ax.text(bar_width + 0.03, y, word, **style)
             else:
                 gap = (0.55 * fontsize, 0)  # points between the boxes of neighbouring words
                 previous = ax.annotate(
-                    word, xy=(1, 0.5), xycoords=previous, xytext=gap, textcoords="offset points", **style
+                    word,
+                    xy=(1, 0.5),
+                    xycoords=previous,
+                    xytext=gap,
+                    textcoords="offset points",
+                    **style,
                 )
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)

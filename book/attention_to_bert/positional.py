@@ -1,0 +1,68 @@
+"""Position information for attention (chapter 4), which by itself ignores the order of its inputs.
+
+``PositionalEncoding`` adds the sinusoidal table of Vaswani et al. (2017); ``LearnedPositionalEncoding``
+adds a learned vector per position, as BERT does. Both take ``(batch, seq, d_model)``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from attention_to_bert.validate import check_int
+
+
+def _check_sequence(x: torch.Tensor, d_model: int, max_len: int, who: str) -> None:
+    if not isinstance(x, torch.Tensor) or x.dim() != 3:
+        got = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
+        raise ValueError(f"{who} expects x of shape (batch, seq, d_model={d_model}), got {got}")
+    if x.shape[-1] != d_model:
+        raise ValueError(f"{who}: x's last dimension must be d_model={d_model}, got {x.shape[-1]}")
+    if x.shape[1] > max_len:
+        raise ValueError(
+            f"{who}: sequence length {x.shape[1]} exceeds max_len={max_len}; build it with a larger max_len"
+        )
+
+
+class PositionalEncoding(nn.Module):
+    """Adds the sinusoidal encoding: PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(...).
+
+    The table is the buffer ``pe`` of shape ``(max_len, d_model)`` (not saved in the state dict: it is
+    computed). ``forward(x)`` returns ``dropout(x + pe[:seq])`` for ``x`` of shape ``(batch, seq, d_model)``.
+    """
+
+    def __init__(self, d_model: int, max_len: int = 512, dropout: float = 0.0) -> None:
+        super().__init__()
+        check_int("d_model", d_model)
+        check_int("max_len", max_len)
+        self.d_model, self.max_len = d_model, max_len
+        position = torch.arange(max_len, dtype=torch.float32).unsqueeze(1)  # (max_len, 1)
+        frequency = torch.exp(
+            torch.arange(0, d_model, 2, dtype=torch.float32) * (-math.log(10000.0) / d_model)
+        )
+        pe = torch.zeros(max_len, d_model)
+        pe[:, 0::2] = torch.sin(position * frequency)
+        pe[:, 1::2] = torch.cos(position * frequency[: d_model // 2])
+        self.register_buffer("pe", pe, persistent=False)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        _check_sequence(x, self.d_model, self.max_len, type(self).__name__)
+        return self.dropout(x + self.pe[: x.shape[1]])
+
+
+class LearnedPositionalEncoding(nn.Module):
+    """Adds a learned vector per position (an ``nn.Embedding(max_len, d_model)``), as BERT does."""
+
+    def __init__(self, d_model: int, max_len: int = 512, dropout: float = 0.0) -> None:
+        super().__init__()
+        self.d_model, self.max_len = d_model, max_len
+        self.embedding = nn.Embedding(max_len, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        _check_sequence(x, self.d_model, self.max_len, type(self).__name__)
+        positions = torch.arange(x.shape[1], device=x.device)
+        return self.dropout(x + self.embedding(positions))

@@ -1,0 +1,82 @@
+"""Argument checks shared by the package, with one rule: a wrong type raises ``TypeError``, a value
+of the right type that is out of range or of the wrong shape raises ``ValueError``."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+_DTYPE_NAMES = {torch.long: "torch.long", torch.bool: "torch.bool"}
+
+
+def check_int(name: str, value: object, minimum: int = 1) -> None:
+    """An ``int`` (not a bool) that is at least ``minimum``."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+
+
+def check_fraction(name: str, value: object, closed: bool = False) -> None:
+    """A number in ``[0, 1)`` (``[0, 1]`` when ``closed``), such as a dropout rate or a probability."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    if not (0.0 <= value <= 1.0 if closed else 0.0 <= value < 1.0):
+        raise ValueError(f"{name} must be in [0, 1{']' if closed else ')'}, got {value}")
+
+
+def check_tensor(
+    name: str,
+    value: object,
+    *,
+    dtype: torch.dtype | None = None,
+    floating: bool = False,
+    dim: int | None = None,
+    min_dim: int = 0,
+    axes: str | None = None,
+) -> None:
+    """A tensor, of ``dtype`` (or floating point) if asked, with ``dim`` (or at least ``min_dim``) axes.
+
+    ``axes`` names the axes in the error message, e.g. ``"(batch, seq)"``.
+    """
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
+    if dtype is not None and value.dtype != dtype:
+        raise TypeError(
+            f"{name} must be a {_DTYPE_NAMES.get(dtype, dtype)} tensor, got {value.dtype}"
+        )
+    if floating and not value.is_floating_point():
+        raise TypeError(f"{name} must be a floating-point tensor, got {value.dtype}")
+    shape = tuple(value.shape)
+    if dim is not None and value.dim() != dim:
+        raise ValueError(f"{name} must have shape {axes or f'of {dim} dimensions'}, got {shape}")
+    if value.dim() < min_dim:
+        raise ValueError(f"{name} must have at least {min_dim} dimensions, got shape {shape}")
+
+
+def check_mask(
+    name: str,
+    mask: object,
+    shape: tuple[int, ...] | None = None,
+    meaning: str = "True = may not attend",
+    hint: str = "",
+) -> None:
+    """A bool mask, of ``shape`` if given; ``meaning`` says what True means and ``hint`` how to make
+    one, for the error message."""
+    if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
+        got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
+        if hint and isinstance(mask, Tensor):
+            got = f"dtype {mask.dtype}; {hint}"
+        raise TypeError(f"{name} must be a bool tensor ({meaning}), got {got}")
+    if shape is not None and tuple(mask.shape) != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}, got {tuple(mask.shape)}")
+
+
+def check_token_ids(
+    name: str, ids: object, vocab_size: int | None = None, axes: str = "(batch, seq)"
+) -> None:
+    """A ``torch.long`` tensor with the ``axes`` named, whose ids lie in ``0 .. vocab_size - 1``."""
+    check_tensor(name, ids, dtype=torch.long, dim=axes.count(",") + 1, axes=axes)
+    if vocab_size is not None and ids.numel() and (ids.min() < 0 or ids.max() >= vocab_size):
+        low, high = ids.min().item(), ids.max().item()
+        raise ValueError(f"{name} must lie in [0, {vocab_size}), got values in [{low}, {high}]")

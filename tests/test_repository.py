@@ -1,0 +1,59 @@
+"""One setting names the book's GitHub repository: `_config.yml` and every notebook's Colab cell agree,
+and scripts/set_repository.py moves them all at once (as the Pages workflow does in a fork)."""
+
+import importlib.util
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location(
+    "set_repository", ROOT / "scripts" / "set_repository.py"
+)
+set_repository = importlib.util.module_from_spec(spec)
+sys.modules["set_repository"] = set_repository
+spec.loader.exec_module(set_repository)
+
+
+def test_every_notebook_installs_from_the_configured_repository():
+    url = set_repository.configured_url()
+    assert url.startswith("https://github.com/")
+    urls = set_repository.notebook_urls()
+    assert len(urls) == 7
+    assert all(found == [url] for found in urls.values()), urls
+
+
+@pytest.fixture
+def copy_of_the_book(tmp_path):
+    shutil.copy(ROOT / "_config.yml", tmp_path / "_config.yml")
+    (tmp_path / "book").mkdir()
+    for path in (ROOT / "book").glob("[0-9][0-9]_*.ipynb"):
+        shutil.copy(path, tmp_path / "book" / path.name)
+    return tmp_path
+
+
+def test_set_repository_moves_the_config_and_every_colab_cell(copy_of_the_book):
+    url = set_repository.set_repository("someone/a-fork", root=copy_of_the_book)
+    assert url == "https://github.com/someone/a-fork"
+    assert set_repository.configured_url(copy_of_the_book) == url
+    assert all(found == [url] for found in set_repository.notebook_urls(copy_of_the_book).values())
+    config = (copy_of_the_book / "_config.yml").read_text()
+    assert config.count(url) == 1 and "branch: main" in config
+
+
+def test_set_repository_refuses_a_name_that_is_not_owner_slash_name(copy_of_the_book):
+    with pytest.raises(ValueError, match="OWNER/NAME"):
+        set_repository.set_repository("https://github.com/x/y", root=copy_of_the_book)
+
+
+def test_the_pages_workflow_sets_the_repository_it_runs_in():
+    workflow = (ROOT / ".github" / "workflows" / "pages.yml").read_text()
+    assert "python scripts/set_repository.py ${{ github.repository }}" in workflow
+    assert workflow.index("set_repository.py") < workflow.index("jupyter-book build")
+
+
+def test_ci_runs_on_push_and_pull_request():
+    workflow = (ROOT / ".github" / "workflows" / "ci.yml").read_text()
+    assert "push:" in workflow and "pull_request:" in workflow and ".ci/run" in workflow
