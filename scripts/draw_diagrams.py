@@ -369,6 +369,7 @@ def _attention_level(
         label=score_formula,
         label_offset=(0, 0.22),
         label_size=13,
+        bbox={"facecolor": "#f7f7f7", "edgecolor": "none", "pad": 1.0},
     )
     return y_att + 0.3
 
