@@ -637,9 +637,9 @@ def ch4_positional_curves() -> Canvas:
         period = 2 * math.pi / omega
         label = rf"dimension {dim}: $\{fn}(\omega_{{{i}}}\, pos)$"
         turn = f"{period:.1f}" if period < 100 else f"{period:,.0f}"
-        note = rf"$\omega_{{{i}}} = {omega:.3g}$, one turn in {turn} positions"
-        c.text(0.3, y0 + axes_height * 0.62, label, size=FONT - 1, ha="left")
-        c.text(0.3, y0 + axes_height * 0.3, note, size=FONT - 3, ha="left", color=MUTED)
+        note = rf"$\omega_{{{i}}} = {omega:.3g}$:" + f"\none turn in {turn} positions"
+        c.text(0.3, y0 + axes_height * 0.7, label, size=FONT, ha="left")
+        c.text(0.3, y0 + axes_height * 0.3, note, size=FONT - 2, ha="left", color=MUTED)
     c.text(
         c.width / 2,
         top + 0.25,
