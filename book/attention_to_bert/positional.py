@@ -11,13 +11,15 @@ import math
 import torch
 from torch import nn
 
-from attention_to_bert.validate import check_int
+from attention_to_bert.validate import check_int, check_tensor
 
 
 def _check_sequence(x: torch.Tensor, d_model: int, max_len: int, who: str) -> None:
-    if not isinstance(x, torch.Tensor) or x.dim() != 3:
-        got = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
-        raise ValueError(f"{who} expects x of shape (batch, seq, d_model={d_model}), got {got}")
+    check_tensor("x", x)
+    if x.dim() != 3:
+        raise ValueError(
+            f"{who} expects x of shape (batch, seq, d_model={d_model}), got {tuple(x.shape)}"
+        )
     if x.shape[-1] != d_model:
         raise ValueError(f"{who}: x's last dimension must be d_model={d_model}, got {x.shape[-1]}")
     if x.shape[1] > max_len:

@@ -12,6 +12,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from attention_to_bert.validate import check_int
+
 DEFAULT_THREADS = 2
 
 
@@ -22,16 +24,12 @@ def set_seed(seed: int = 0, num_threads: int | None = DEFAULT_THREADS) -> None:
     book fixes it: ``num_threads`` threads, or fewer if the machine has fewer cores. Pass ``None`` to
     leave the thread count alone.
     """
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
-    if seed < 0:
-        raise ValueError(f"seed must be >= 0, got {seed}")
+    check_int("seed", seed, minimum=0)
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
     if num_threads is not None:
-        if num_threads < 1:
-            raise ValueError(f"num_threads must be >= 1, got {num_threads}")
+        check_int("num_threads", num_threads)
         torch.set_num_threads(min(num_threads, os.cpu_count() or 1))
 
 
@@ -68,8 +66,7 @@ def train(
     progress line is printed: epoch, step, mean loss since the last line, elapsed seconds, and
     ``evaluate(model)`` if given (for example held-out accuracy).
     """
-    if epochs < 1:
-        raise ValueError(f"epochs must be >= 1, got {epochs}")
+    check_int("epochs", epochs)
     losses: list[float] = []
     start = time.perf_counter()
     step = 0

@@ -144,9 +144,9 @@ def greedy_decode(
 
     The same signature as ``seq2seq.greedy_decode``. Returns the token ids ``(batch, steps)``
     (``<eos>`` included; after it, ``model.pad_id``), with ``steps <= max_length``, and the last
-    decoder layer's cross-attention weights ``(batch, heads, steps, source_len)``: row t is the query
-    that chose token t. The source is encoded once; the decoder reruns on the growing prefix (no
-    cache: simple, and fast enough for short outputs).
+    decoder layer's cross-attention weights ``(batch, heads, steps, source_len)`` (``None`` if the
+    model returns none): row t is the query that chose token t. The source is encoded once; the
+    decoder reruns on the growing prefix (no cache: simple, and fast enough for short outputs).
     """
     _check_max_length(model, max_length)
     was_training = model.training

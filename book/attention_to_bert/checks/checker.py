@@ -1,13 +1,8 @@
-"""Checkers for the coding exercises: call one on your own function to hear what is wrong with it.
+"""``Checker``: what every exercise checker is built on.
 
-Example::
-
-    from attention_to_bert import checks
-    checks.masked_softmax(my_masked_softmax)
-
-A checker runs the function on a few test cases, prints either that it passes or, in plain words,
-the first thing wrong on each failing case (an exception, a wrong shape, NaN, not normalised, wrong
-values), and returns ``True`` or ``False``.
+A checker (``checks.chNN``) runs the student's function on a few test cases through ``call``, records
+what is wrong with ``expect`` and ``expect_close`` (an exception, a wrong shape, NaN, not normalised,
+wrong values), and ends with ``report``, which prints the verdict and returns ``True`` or ``False``.
 """
 
 from __future__ import annotations
