@@ -4,6 +4,7 @@ scripts/execute_notebooks.py merges consecutive stream outputs of one name when 
 `python scripts/execute_notebooks.py --merge-streams-only` does it for stored notebooks without a run.
 """
 
+import itertools
 import sys
 from pathlib import Path
 
@@ -23,7 +24,7 @@ def split_streams(notebook) -> list[str]:
     found = []
     for index, cell in enumerate(notebook.cells):
         outputs = cell.get("outputs", [])
-        for first, second in zip(outputs, outputs[1:]):
+        for first, second in itertools.pairwise(outputs):
             if first.output_type == second.output_type == "stream" and first.name == second.name:
                 found.append(f"cell {index}: two {first.name} outputs in a row ({second.text[:40]!r})")
     return found
