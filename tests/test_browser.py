@@ -179,6 +179,18 @@ def test_the_site_loads_no_script_or_style_from_outside(built_site):
         assert not remote, f"{page} loads from the internet: {remote}"
 
 
+def test_pages_with_bertviz_views_load_d3_and_jquery_once_from_the_site(built_site):
+    """The views' libraries come from the site, once a page: no CDN tag, no copy inside an output."""
+    pages = [page for page in PAGES if expected_views(page)]
+    assert pages, "no bertviz view in the notebooks: the chapters 6 and 7 views are gone"
+    for page in pages:
+        html = (built_site / page).read_text(encoding="utf-8")
+        for library in ("vendored/d3/d3.min.js", "vendored/jquery/jquery.min.js"):
+            assert len(re.findall(rf"<script[^>]*src=[\"'][^\"']*{re.escape(library)}", html)) == 1, (page, library)
+        assert "data-bertviz-libraries" not in html, f"{page} carries a copy of d3/jQuery inside an output"
+        assert "cdnjs.cloudflare.com/ajax/libs/require.js" not in html, page
+
+
 def test_the_shipped_javascript_comes_with_its_licence(built_site):
     static = built_site / "_static" / "vendored"
     for library, script, licence in [
