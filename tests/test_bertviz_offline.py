@@ -68,6 +68,34 @@ def test_the_output_loads_nothing_from_a_cdn_and_holds_rounded_weights():
     assert len(full) > len(html) + 2_000  # unrounded float32 weights print long expansions
 
 
+def test_an_encoder_decoder_view_draws_its_three_kinds_of_attention(browser):
+    """Chapter 6's form: encoder self-attention, decoder self-attention and cross-attention, each rounded."""
+    source, target = ["a", "b", "c", "d", "e"], ["<bos>", "x", "y"]
+    generator = torch.Generator().manual_seed(1)
+
+    def weights(queries: int, keys: int) -> list[torch.Tensor]:
+        return [torch.randn(1, 2, queries, keys, generator=generator).softmax(-1) for _ in range(2)]
+
+    html = bertviz_offline.view_html(
+        bertviz.head_view,
+        encoder_attention=weights(5, 5),
+        decoder_attention=weights(3, 3),
+        cross_attention=weights(3, 5),
+        encoder_tokens=source,
+        decoder_tokens=target,
+    )
+    numbers = re.findall(r"\d\.\d+", html.split("const params", 1)[1][:20_000])
+    assert numbers and max(len(n.split(".")[1]) for n in numbers) <= 3  # all three kinds rounded
+    context, page, errors, aborted = offline_page(browser)
+    try:
+        page.set_content(f"<html><body>{html}</body></html>")
+        page.locator(VIEW_TEXTS).first.wait_for(state="attached", timeout=10_000)
+        assert set(source) <= set(page.locator(VIEW_TEXTS).all_text_contents())
+        assert not errors and not aborted, (errors, aborted)
+    finally:
+        context.close()
+
+
 def test_the_shipped_libraries_cannot_end_the_inline_script():
     script = bertviz_offline.libraries_script()
     assert script.count("</script") == 1 and "<!--" not in script
@@ -82,9 +110,10 @@ def test_a_view_draws_in_a_blank_page_with_the_network_cut(browser, view):
     layers = attention()
     context, page, errors, aborted = offline_page(browser)
     try:
-        page.set_content(
-            "<html><body>" + bertviz_offline.view_html(getattr(bertviz, view), layers, TOKENS) + "</body></html>"
-        )
+        # two views on one page, as in chapter 7: the second finds the libraries the first defined
+        html = "".join(bertviz_offline.view_html(getattr(bertviz, view), layers, TOKENS) for _ in range(2))
+        page.set_content(f"<html><body>{html}</body></html>")
+        assert page.locator('div[id^="bertviz-"] #vis svg').count() == 2
         page.locator(VIEW_TEXTS).first.wait_for(state="attached", timeout=10_000)
         texts = set(page.locator(VIEW_TEXTS).all_text_contents())
         expected = set(TOKENS) if view == "head_view" else {"Layers", "Heads", "0", "11"}
