@@ -3,9 +3,14 @@
     python scripts/execute_notebooks.py                  # every book/*.ipynb
     python scripts/execute_notebooks.py book/01_attention.ipynb
     python scripts/execute_notebooks.py --check book/01_attention.ipynb   # run, but do not save
+    python scripts/execute_notebooks.py --merge-streams-only              # no run: merge stored streams
 
 Runs with the same environment as the tests (offline, no progress bars), in the notebook's folder,
 and prints the wall time of each notebook. Authors run this before committing a notebook.
+
+Consecutive stream outputs of one name (stdout or stderr) are merged into one before saving: a
+training loop that prints once per epoch stores one output, which the website shows as one box
+instead of one box per print. nbval compares streams merged anyway, so this changes no comparison.
 """
 
 from __future__ import annotations
@@ -32,6 +37,37 @@ QUIET_ENV = {
 }
 
 
+def merge_streams(notebook: nbformat.NotebookNode) -> int:
+    """Merge consecutive stream outputs of the same name in every code cell; return how many merged."""
+    merged = 0
+    for cell in notebook.cells:
+        outputs = []
+        for output in cell.get("outputs", []):
+            previous = outputs[-1] if outputs else None
+            if (
+                output.output_type == "stream"
+                and previous is not None
+                and previous.output_type == "stream"
+                and previous.name == output.name
+            ):
+                previous.text = "".join(previous.text) + "".join(output.text)
+                merged += 1
+            else:
+                outputs.append(output)
+        if cell.cell_type == "code":
+            cell.outputs = outputs
+    return merged
+
+
+def merge_stored_streams(path: Path) -> int:
+    """Merge the stored stream outputs of one notebook in place (no run); return how many merged."""
+    notebook = nbformat.read(path, as_version=4)
+    merged = merge_streams(notebook)
+    if merged:
+        nbformat.write(notebook, path)
+    return merged
+
+
 def execute(path: Path, save: bool = True, timeout: int = 900) -> float:
     """Run one notebook in a fresh kernel; store outputs unless ``save`` is False; return seconds."""
     notebook = nbformat.read(path, as_version=4)
@@ -45,6 +81,7 @@ def execute(path: Path, save: bool = True, timeout: int = 900) -> float:
     client.execute()
     seconds = time.perf_counter() - start
     if save:
+        merge_streams(notebook)
         nbformat.write(notebook, path)
     return seconds
 
@@ -53,10 +90,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("notebooks", nargs="*", type=Path, help="notebooks to run (default: book/*.ipynb)")
     parser.add_argument("--check", action="store_true", help="run without saving the outputs")
+    parser.add_argument(
+        "--merge-streams-only",
+        action="store_true",
+        help="run nothing: merge consecutive stream outputs of the stored notebooks in place",
+    )
     parser.add_argument("--timeout", type=int, default=900, help="seconds allowed per cell")
     args = parser.parse_args(argv)
     os.environ.update(QUIET_ENV)
     notebooks = args.notebooks or sorted((ROOT / "book").glob("*.ipynb"))
+    if args.merge_streams_only:
+        for path in notebooks:
+            print(f"{path.name:40s} {merge_stored_streams(path):4d} stream outputs merged", flush=True)
+        return 0
     total = 0.0
     for path in notebooks:
         seconds = execute(path.resolve(), save=not args.check, timeout=args.timeout)

@@ -2,6 +2,7 @@
 
 import functools
 import http.server
+import os
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,21 @@ import pytest
 matplotlib.use("Agg")
 
 ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = Path(os.environ.get("BOOK_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+INSTALL_ADVICE = (
+    "the browser checks of the website need Debian's Chromium at {path}: install it with "
+    "`sudo apt-get install chromium` (Debian/Ubuntu) and `pip install -r requirements.txt` for Playwright "
+    "(never `playwright install`), or point BOOK_CHROMIUM at a Chromium binary"
+)
 
 # The network guard is armed by the root conftest.py, for the tests and the notebooks alike.
 
@@ -73,3 +89,24 @@ def site_server(built_site) -> Iterator[SiteServer]:
     server = SiteServer(built_site)
     yield server
     server.close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's Chromium through Playwright for the session (skipped with install advice where missing)."""
+    require = os.environ.get("BOOK_REQUIRE_BROWSER") == "1"
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        if require:
+            raise
+        pytest.skip(INSTALL_ADVICE.format(path=CHROMIUM) + " (Playwright is not installed)")
+    if not (CHROMIUM.exists() or shutil.which(str(CHROMIUM))):
+        if require:
+            pytest.fail(INSTALL_ADVICE.format(path=CHROMIUM))
+        pytest.skip(INSTALL_ADVICE.format(path=CHROMIUM))
+    playwright = sync_playwright().start()
+    browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS, headless=True)
+    yield browser
+    browser.close()
+    playwright.stop()

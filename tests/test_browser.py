@@ -10,8 +10,11 @@ Each page is opened twice, served from 127.0.0.1 (and some a third time, as file
 * "file": the copied site opened by double-clicking (file:// URLs), every request refused; on the first
   page and on the pages with bertviz views.
 In all: no console errors or page errors, every image loaded, all math rendered by MathJax, and every
-bertviz view stored in a notebook drew its tokens; served pages also have their table-of-contents links
-resolved.
+bertviz view stored in a notebook drew its tokens, its right edge in view (not under the margin, not cut
+off); served pages also have their table-of-contents links resolved.
+Reading width: on every chapter page at 1280 x 800 (a common laptop), light and dark, no code cell
+scrolls sideways and no cell shows a stream (a training log) split over several output boxes; outputs
+that scroll sideways are reported (tests/artifacts/reading-width.json), not failed.
 Screenshots go to tests/artifacts/screenshots/: the top of each chapter, and each bertviz view as drawn
 online and offline.
 
@@ -22,9 +25,7 @@ missing the checks are skipped with that advice (CI sets BOOK_REQUIRE_BROWSER=1 
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache
@@ -38,26 +39,15 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "tests" / "artifacts" / "screenshots"
 VENDORED = ROOT / "book" / "_static" / "vendored"
-CHROMIUM = Path(os.environ.get("BOOK_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-INSTALL_ADVICE = (
-    "the browser checks of the website need Debian's Chromium at {path}: install it with "
-    "`sudo apt-get install chromium` (Debian/Ubuntu) and `pip install -r requirements.txt` for Playwright "
-    "(never `playwright install`), or point BOOK_CHROMIUM at a Chromium binary"
-)
+PACKAGE_JAVASCRIPT = ROOT / "book" / "attention_to_bert" / "javascript"  # d3 and jQuery, also for JupyterLab
+VIEWPORT = {"width": 1280, "height": 800}
 # What the CDNs would answer a reader online, from the same npm packages the site ships.
 CDN_COPIES = {
     "https://cdnjs.cloudflare.com/ajax/libs/require.js/2.3.6/require.min.js": VENDORED / "requirejs" / "require.js",
-    "https://cdnjs.cloudflare.com/ajax/libs/d3/5.7.0/d3.min.js": VENDORED / "d3" / "d3.min.js",
-    "https://cdnjs.cloudflare.com/ajax/libs/jquery/2.0.0/jquery.min.js": VENDORED / "jquery" / "jquery.min.js",
+    "https://cdnjs.cloudflare.com/ajax/libs/d3/5.7.0/d3.min.js": PACKAGE_JAVASCRIPT / "d3" / "d3.min.js",
+    "https://cdnjs.cloudflare.com/ajax/libs/jquery/2.0.0/jquery.min.js": PACKAGE_JAVASCRIPT
+    / "jquery"
+    / "jquery.min.js",
 }
 MATHJAX_CDN = re.compile(r"^https://cdn\.jsdelivr\.net/npm/mathjax@3[^/]*/es5/(?P<path>.+)$")
 
@@ -189,6 +179,18 @@ def test_the_site_loads_no_script_or_style_from_outside(built_site):
         assert not remote, f"{page} loads from the internet: {remote}"
 
 
+def test_pages_with_bertviz_views_load_d3_and_jquery_once_from_the_site(built_site):
+    """The views' libraries come from the site, once a page: no CDN tag, no copy inside an output."""
+    pages = [page for page in PAGES if expected_views(page)]
+    assert pages, "no bertviz view in the notebooks: the chapters 6 and 7 views are gone"
+    for page in pages:
+        html = (built_site / page).read_text(encoding="utf-8")
+        for library in ("vendored/d3/d3.min.js", "vendored/jquery/jquery.min.js"):
+            assert len(re.findall(rf"<script[^>]*src=[\"'][^\"']*{re.escape(library)}", html)) == 1, (page, library)
+        assert "data-bertviz-libraries" not in html, f"{page} carries a copy of d3/jQuery inside an output"
+        assert "cdnjs.cloudflare.com/ajax/libs/require.js" not in html, page
+
+
 def test_the_shipped_javascript_comes_with_its_licence(built_site):
     static = built_site / "_static" / "vendored"
     for library, script, licence in [
@@ -235,24 +237,7 @@ def test_bertviz_views_are_read_from_the_notebook_outputs(tmp_path):
 # The browser
 
 
-@pytest.fixture(scope="session")
-def browser():
-    require = os.environ.get("BOOK_REQUIRE_BROWSER") == "1"
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        if require:
-            raise
-        pytest.skip(INSTALL_ADVICE.format(path=CHROMIUM) + " (Playwright is not installed)")
-    if not (CHROMIUM.exists() or shutil.which(str(CHROMIUM))):
-        if require:
-            pytest.fail(INSTALL_ADVICE.format(path=CHROMIUM))
-        pytest.skip(INSTALL_ADVICE.format(path=CHROMIUM))
-    playwright = sync_playwright().start()
-    browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS, headless=True)
-    yield browser
-    browser.close()
-    playwright.stop()
+# `browser` (Debian's Chromium through Playwright, or a skip with install advice) is in tests/conftest.py.
 
 
 @dataclass
@@ -280,8 +265,8 @@ def _cdn_copy(url: str) -> Path | None:
     return None
 
 
-def _new_context(browser, mode: str):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+def _new_context(browser, mode: str, color_scheme: str = "light"):
+    context = browser.new_context(viewport=VIEWPORT, color_scheme=color_scheme)
     traffic = Traffic()
 
     def handle(route) -> None:
@@ -341,6 +326,17 @@ MATH_STATE = """() => {
 TOC_LINKS = """() => [...document.querySelectorAll(
     "nav.bd-docs-nav a[href], .bd-toc-nav a[href], .prev-next-area a[href], .navbar-brand[href]")]
     .map(a => a.href)"""
+# Is the right end of the view on screen and on top (not under the right-hand margin, not clipped)?
+VIEW_RIGHT_EDGE = """(root) => {
+    const svg = root.querySelector("#vis svg");
+    svg.scrollIntoView({block: "start"});
+    const box = svg.getBoundingClientRect();
+    const x = box.right - 4, y = Math.max(box.top, 0) + Math.min(box.height, innerHeight) / 2;
+    const hit = document.elementFromPoint(x, y);
+    const onTop = !!hit && (hit === svg || svg.contains(hit));
+    return {right: box.right, width: box.width, viewport: innerWidth, onTop: onTop,
+            hit: hit ? hit.tagName + "." + hit.getAttribute("class") : null};
+}"""
 CLICK_FIRST_THUMBNAIL = """(root) => {
     const background = root.querySelector("svg .attn_background");
     const rects = background.parentNode.querySelectorAll(":scope > rect");
@@ -373,6 +369,12 @@ def _check_bertviz(page, view: BertvizView) -> list[str]:
         texts.first.wait_for(state="attached", timeout=15_000)
     except Exception:
         return [f"bertviz {view.kind} view {view.div_id} drew nothing"]
+    edge = root.evaluate(VIEW_RIGHT_EDGE)
+    if edge["right"] > edge["viewport"] or not edge["onTop"]:
+        return [
+            f"bertviz {view.kind} view {view.div_id} is cut at the right: its {edge['width']:.0f} px picture ends at "
+            f"{edge['right']:.0f} px of {edge['viewport']} px, and {edge['hit']} is drawn over its right end"
+        ]
     expected = Counter(view.left_tokens + view.right_tokens)
     if view.kind == "model":
         labels = set(texts.all_text_contents())
@@ -466,3 +468,87 @@ def test_the_copied_site_works_opened_as_files_with_no_network(contexts, built_s
     for page_path in pages:
         problems += [f"{page_path}: {text}" for text in check_page(context, traffic, base, page_path, "file")]
     assert not problems, "\n".join(problems)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Reading width: code cells fit the page, and a training log is one box
+
+READING_WIDTH = """() => {
+    const longest = pre => Math.max(...pre.textContent.split("\\n").map(line => line.length));
+    const cut = pre => pre.scrollWidth > pre.clientWidth;
+    const describe = pre => ({longest: longest(pre), scrollWidth: pre.scrollWidth, clientWidth: pre.clientWidth,
+                              start: pre.textContent.trim().slice(0, 60)});
+    const inputs = [...document.querySelectorAll("div.cell div.cell_input pre")];
+    const outputs = [...document.querySelectorAll("div.cell div.cell_output pre")];
+    const stream = box => box.classList.contains("output") &&
+        (box.classList.contains("stream") || box.classList.contains("stderr"));
+    const split = [];
+    for (const area of document.querySelectorAll("div.cell div.cell_output")) {
+        const boxes = [...area.children];
+        for (let i = 1; i < boxes.length; i++) {
+            if (stream(boxes[i - 1]) && stream(boxes[i]) &&
+                boxes[i - 1].classList.contains("stderr") === boxes[i].classList.contains("stderr")) {
+                split.push(boxes[i].textContent.trim().slice(0, 60));
+            }
+        }
+    }
+    const probe = document.createElement("span");
+    probe.textContent = "0".repeat(100);
+    inputs[0].appendChild(probe);
+    const character = probe.getBoundingClientRect().width / 100;
+    probe.remove();
+    const style = getComputedStyle(inputs[0]);
+    return {
+        codeCells: inputs.length,
+        codeBoxWidth: inputs[0].clientWidth,
+        textWidth: inputs[0].clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight),
+        characterWidth: character,
+        cutInputs: inputs.filter(cut).map(describe),
+        cutOutputs: outputs.filter(cut).map(describe),
+        splitOutputs: split,
+    };
+}"""
+
+
+def _record_reading_width(page_path: str, scheme: str, measured: dict) -> None:
+    """Keep the measurements in tests/artifacts/reading-width.json (one entry per page and scheme)."""
+    ARTIFACTS.parent.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS.parent / "reading-width.json"
+    try:
+        table = json.loads(path.read_text())
+    except (FileNotFoundError, ValueError):
+        table = {}
+    table[f"{page_path} {scheme}"] = {
+        "code cells": measured["codeCells"],
+        "code box px": measured["codeBoxWidth"],
+        "text px": measured["textWidth"],
+        "character px": round(measured["characterWidth"], 2),
+        "columns that fit": int(measured["textWidth"] // measured["characterWidth"]),
+        "cut code cells": len(measured["cutInputs"]),
+        "cut outputs": len(measured["cutOutputs"]),
+        "split outputs": len(measured["splitOutputs"]),
+    }
+    path.write_text(json.dumps(table, indent=1, sort_keys=True))
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("page_path", [page for page in PAGES if is_chapter(page)])
+def test_code_cells_fit_the_page_and_each_stream_is_one_box(browser, site_server, page_path, scheme):
+    """At 1280 px no code cell scrolls sideways (the notebooks' 76 columns fit with room to spare)."""
+    context, _ = _new_context(browser, "offline", color_scheme=scheme)
+    try:
+        page = context.new_page()
+        page.goto(site_server.url + page_path, wait_until="load")
+        assert page.evaluate("document.documentElement.dataset.theme") == scheme
+        measured = page.evaluate(READING_WIDTH)
+    finally:
+        context.close()
+    _record_reading_width(page_path, scheme, measured)
+    # the notebooks' limit (book/ruff.toml) must fit with a margin: 80 columns at this width
+    assert measured["textWidth"] >= 80 * measured["characterWidth"], measured
+    cut = [
+        f"{c['longest']} characters, {c['scrollWidth']} > {c['clientWidth']} px: {c['start']!r}"
+        for c in measured["cutInputs"]
+    ]
+    assert not cut, f"{page_path} ({scheme}): {len(cut)} code cells scroll sideways:\n" + "\n".join(cut)
+    assert not measured["splitOutputs"], f"{page_path}: a stream split over several boxes: {measured['splitOutputs']}"

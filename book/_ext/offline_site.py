@@ -2,12 +2,16 @@
 
 Loaded by ``_config.yml`` (``sphinx.local_extensions``). It
 
-* serves the JavaScript the pages need from the site itself (``book/_static/vendored``, copied from
-  the npm packages with their licences): MathJax through ``mathjax_path`` (set in ``_config.yml``),
-  and, on pages that hold a bertviz view, d3, jQuery and require.js plus a small AMD shim that
-  registers d3 and jQuery as modules, so that require.js never fetches bertviz's CDN copies;
-* removes the ``<script src="https://cdnjs…/require.min.js">`` tag that bertviz stores in the notebook
-  output (the page already loads require.js; loading it twice is useless, and offline it fails);
+* serves the JavaScript the pages need from the site itself (copied from the npm packages with their
+  licences): MathJax (``book/_static/vendored``) through ``mathjax_path`` (set in ``_config.yml``),
+  and, on pages that hold a bertviz view, d3 and jQuery (``book/attention_to_bert/javascript``, the
+  copies the helper package ships for JupyterLab) as ``_static/vendored/d3`` and ``…/jquery``;
+* for views drawn by ``attention_to_bert.bertviz_offline`` (which carry d3 and jQuery inside the
+  output, for JupyterLab), removes those inline copies: the page loads the site's file once instead;
+* for views stored by bertviz itself, also loads require.js and a small AMD shim that registers d3
+  and jQuery as modules, so that require.js never fetches bertviz's CDN copies, and removes the
+  ``<script src="https://cdnjs…/require.min.js">`` tag that bertviz stores in the notebook output
+  (the page already loads require.js; loading it twice is useless, and offline it fails);
 * writes each inline ``<script>`` once: Sphinx 7.4 adds inline scripts registered after the builder
   started (such as sphinx-thebe's ``const THEBE_JS_URL = …``) twice, and the second ``const``
   declaration is a page error ("Identifier 'THEBE_JS_URL' has already been declared").
@@ -20,26 +24,26 @@ every page.
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
 from sphinx.application import Sphinx
 
 STATIC_DIR = Path(__file__).resolve().parents[1] / "_static"
+PACKAGE_JAVASCRIPT = Path(__file__).resolve().parents[1] / "attention_to_bert" / "javascript"
 
 # Loaded in this order after every other script of the page: d3 and jQuery must run before
 # require.js exists (d3 would otherwise register itself as an anonymous AMD module, an error);
 # the shim then names them "d3" and "jquery" for bertviz's require.js code.
-BERTVIZ_SCRIPTS = [
-    "vendored/d3/d3.min.js",
-    "vendored/jquery/jquery.min.js",
-    "vendored/requirejs/require.js",
-    "bertviz-amd-shim.js",
-]
+BERTVIZ_LIBRARIES = ["vendored/d3/d3.min.js", "vendored/jquery/jquery.min.js"]
+BERTVIZ_REQUIRE = ["vendored/requirejs/require.js", "bertviz-amd-shim.js"]
 CDN_REQUIRE_TAG = re.compile(
     r"<script[^>]*\bsrc=[\"']https://cdnjs\.cloudflare\.com/ajax/libs/require\.js/[^\"']*[\"'][^>]*>\s*</script>"
 )
 USES_REQUIRE = re.compile(r"\b(?:require\.config|requirejs)\s*\(")
+# the d3 and jQuery copies that attention_to_bert.bertviz_offline puts in each view's output
+INLINE_LIBRARIES = re.compile(r"<script data-bertviz-libraries[^>]*>.*?</script>\s*", re.S)
 
 
 def add_static_dir(app: Sphinx) -> None:
@@ -48,15 +52,26 @@ def add_static_dir(app: Sphinx) -> None:
         app.config.html_static_path.append(str(STATIC_DIR))
 
 
+def copy_package_javascript(app: Sphinx, exception: Exception | None) -> None:
+    """Ship the helper package's d3 and jQuery as ``_static/vendored/d3`` and ``…/jquery``."""
+    if exception is None and app.builder.format == "html" and PACKAGE_JAVASCRIPT.is_dir():
+        shutil.copytree(PACKAGE_JAVASCRIPT, Path(app.outdir) / "_static" / "vendored", dirs_exist_ok=True)
+
+
 def serve_bertviz_libraries(
     app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
 ) -> None:
-    """On a page with require.js code (bertviz views), load the local libraries instead of the CDN's."""
+    """On a page with bertviz views, load the site's libraries instead of the CDN's or inline copies."""
     body = context.get("body")
-    if not isinstance(body, str) or not USES_REQUIRE.search(body):
+    if not isinstance(body, str):
         return
-    context["body"] = CDN_REQUIRE_TAG.sub("", body)
-    for priority, script in enumerate(BERTVIZ_SCRIPTS, start=900):
+    helper_views = INLINE_LIBRARIES.search(body) is not None
+    stock_views = CDN_REQUIRE_TAG.search(body) is not None or (USES_REQUIRE.search(body) and not helper_views)
+    if not (helper_views or stock_views):
+        return
+    context["body"] = CDN_REQUIRE_TAG.sub("", INLINE_LIBRARIES.sub("", body))
+    scripts = BERTVIZ_LIBRARIES + (BERTVIZ_REQUIRE if stock_views else [])
+    for priority, script in enumerate(scripts, start=900):
         app.add_js_file(script, priority=priority)
 
 
@@ -81,7 +96,9 @@ def write_each_script_once(
 
 def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("builder-inited", add_static_dir)
+    app.add_css_file("book.css")  # book/_static/book.css: code-cell font size, bertviz view width
     app.connect("html-page-context", serve_bertviz_libraries)
+    app.connect("build-finished", copy_package_javascript)
     # after every other handler has added its scripts
     app.connect("html-page-context", write_each_script_once, priority=999)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
