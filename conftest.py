@@ -37,9 +37,10 @@ def pytest_runtest_setup(item) -> None:
 # nbval and the test files below (site build and browser checks, determinism). `pytest` alone still
 # runs everything, as the README says.
 SLOW_TEST_FILES = {
+    "test_bertviz_offline.py",
     "test_browser.py",
+    "test_browser_diagrams.py",
     "test_determinism.py",
-    "test_diagrams_browser.py",
     "test_site.py",
 }
 

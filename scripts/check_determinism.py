@@ -27,7 +27,12 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
-from nbval.plugin import coalesce_streams, find_comment_markers, find_metadata_tags, get_sanitize_patterns
+from nbval.plugin import (
+    coalesce_streams,
+    find_comment_markers,
+    find_metadata_tags,
+    get_sanitize_patterns,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SANITIZE_FILE = ROOT / "tests" / "sanitize.cfg"
@@ -60,7 +65,22 @@ def is_checked(cell) -> bool:
     return markers.get("check", True) and not markers.get("skip", False)
 
 
-def checked_outputs(notebook, patterns: list[tuple[str, str]], images: bool = False) -> dict[int, dict]:
+def _flatten_output(output: dict, flat: dict[str, list], skip: set, sanitize) -> None:
+    """Add one output's compared values to ``flat``, keyed as nbval compares them."""
+    for key, value in output.items():
+        if key == "data":
+            for mime, data in value.items():
+                if mime not in skip:
+                    flat[mime].append(sanitize("".join(data) if isinstance(data, list) else data))
+        elif output.get("output_type") == "stream" and key == "text":
+            flat[f"stream:{output['name']}"].append(sanitize(value))
+        elif key not in skip:
+            flat[key].append(sanitize(value))
+
+
+def checked_outputs(
+    notebook, patterns: list[tuple[str, str]], images: bool = False
+) -> dict[int, dict]:
     """Cell index -> {key: [sanitized values]} for every checked code cell, flattened as nbval does."""
 
     def sanitize(value):
@@ -77,15 +97,7 @@ def checked_outputs(notebook, patterns: list[tuple[str, str]], images: bool = Fa
             continue
         flat: dict[str, list] = defaultdict(list)
         for output in coalesce_streams(copy.deepcopy(cell.get("outputs", []))):
-            for key, value in output.items():
-                if key == "data":
-                    for mime, data in value.items():
-                        if mime not in skip:
-                            flat[mime].append(sanitize("".join(data) if isinstance(data, list) else data))
-                elif output.get("output_type") == "stream" and key == "text":
-                    flat[f"stream:{output['name']}"].append(sanitize(value))
-                elif key not in skip:
-                    flat[key].append(sanitize(value))
+            _flatten_output(output, flat, skip, sanitize)
         result[index] = dict(flat)
     return result
 
@@ -101,7 +113,9 @@ def differences(first: dict[int, dict], second: dict[int, dict], notebook) -> li
         heading = f"cell {index} ({source[0][:60] if source else 'empty'}):"
         a_text = json.dumps(a, indent=1, sort_keys=True).splitlines()
         b_text = json.dumps(b, indent=1, sort_keys=True).splitlines()
-        diff = list(difflib.unified_diff(a_text, b_text, "first run", "second run", lineterm="", n=1))
+        diff = list(
+            difflib.unified_diff(a_text, b_text, "first run", "second run", lineterm="", n=1)
+        )
         found.append(heading + "\n" + "\n".join(line[:200] for line in diff[:40]))
     return found
 
@@ -119,7 +133,9 @@ def check_notebook(path: Path, images: bool = False, timeout: int = 900) -> list
     patterns = sanitize_patterns()
     first = execute(path, timeout)
     second = execute(path, timeout)
-    return differences(checked_outputs(first, patterns, images), checked_outputs(second, patterns, images), first)
+    return differences(
+        checked_outputs(first, patterns, images), checked_outputs(second, patterns, images), first
+    )
 
 
 def offline_environment() -> None:
@@ -129,8 +145,12 @@ def offline_environment() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("notebooks", nargs="*", type=Path, help="notebooks to run (default: book/*.ipynb)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "notebooks", nargs="*", type=Path, help="notebooks to run (default: book/*.ipynb)"
+    )
     parser.add_argument("--images", action="store_true", help="compare PNG/JPEG figures too")
     parser.add_argument("--timeout", type=int, default=900, help="seconds allowed per cell")
     args = parser.parse_args(argv)
@@ -145,7 +165,9 @@ def main(argv: list[str] | None = None) -> int:
         for text in found:
             print("  " + text.replace("\n", "\n  "))
         failed += bool(found)
-    print(f"{len(notebooks) - failed} of {len(notebooks)} notebooks gave identical checked outputs twice")
+    print(
+        f"{len(notebooks) - failed} of {len(notebooks)} notebooks gave identical checked outputs twice"
+    )
     return 1 if failed else 0
 
 

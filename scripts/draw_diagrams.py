@@ -137,20 +137,28 @@ class Canvas:
             self.text(x, y, text, size=size, **text_options)
         return (x, y, w, h)
 
-    def rect(self, x0: float, y0: float, w: float, h: float, role: str = "op", lw: float = 1.0, **options) -> None:
+    def rect(
+        self, x0: float, y0: float, w: float, h: float, role: str = "op", lw: float = 1.0, **options
+    ) -> None:
         """A plain rectangle with its lower left corner at (x0, y0)."""
         fill, edge = ROLES[role]
         options.setdefault("zorder", 2)
         options.setdefault("facecolor", fill)
         self.ax.add_patch(Rectangle((x0, y0), w, h, edgecolor=edge, linewidth=lw, **options))
 
-    def circle(self, x: float, y: float, r: float, text: str = "", role: str = "op", size: float = FONT) -> None:
+    def circle(
+        self, x: float, y: float, r: float, text: str = "", role: str = "op", size: float = FONT
+    ) -> None:
         fill, edge = ROLES[role]
-        self.ax.add_patch(Circle((x, y), r, facecolor=fill, edgecolor=edge, linewidth=1.3, zorder=2))
+        self.ax.add_patch(
+            Circle((x, y), r, facecolor=fill, edgecolor=edge, linewidth=1.3, zorder=2)
+        )
         if text:
             self.text(x, y, text, size=size)
 
-    def text(self, x: float, y: float, s: str, size: float = FONT, color: str = INK, **options) -> None:
+    def text(
+        self, x: float, y: float, s: str, size: float = FONT, color: str = INK, **options
+    ) -> None:
         options.setdefault("ha", "center")
         options.setdefault("va", "center")
         options.setdefault("zorder", 4)
@@ -188,11 +196,18 @@ class Canvas:
             )
         )
         if label:
-            mx, my = (start[0] + end[0]) / 2 + label_offset[0], (start[1] + end[1]) / 2 + label_offset[1]
-            label_options.setdefault("bbox", {"facecolor": "white", "edgecolor": "none", "pad": 1.0})
+            mx, my = (
+                (start[0] + end[0]) / 2 + label_offset[0],
+                (start[1] + end[1]) / 2 + label_offset[1],
+            )
+            label_options.setdefault(
+                "bbox", {"facecolor": "white", "edgecolor": "none", "pad": 1.0}
+            )
             self.text(mx, my, label, size=label_size, color=label_color or color, **label_options)
 
-    def line(self, xs: Sequence[float], ys: Sequence[float], color: str = INK, lw: float = 1.3, **options) -> None:
+    def line(
+        self, xs: Sequence[float], ys: Sequence[float], color: str = INK, lw: float = 1.3, **options
+    ) -> None:
         options.setdefault("zorder", 3)
         self.ax.plot(xs, ys, color=color, linewidth=lw, solid_capstyle="butt", **options)
 
@@ -243,7 +258,13 @@ def ch1_attention_lookup() -> Canvas:
         c.text(x, 1.75, r"$\vdots$", size=15, color=MUTED)
     c.text(xq, 1.55, "what we\nlook for", size=FONT - 2, color=MUTED)
     c.text(xk, 0.38, r"$i = 1, \dots, n$", size=FONT, color=MUTED)
-    c.text((xq + xk) / 2 - 0.05, 3.75, r"$\mathrm{score}(\mathbf{q}, \mathbf{k}_i)$", size=FONT, color=edge("query"))
+    c.text(
+        (xq + xk) / 2 - 0.05,
+        3.75,
+        r"$\mathrm{score}(\mathbf{q}, \mathbf{k}_i)$",
+        size=FONT,
+        color=edge("query"),
+    )
     # the softmax spans every row: it normalises over i
     c.box(xs, 2.175, 0.5, 3.1, "", "op")
     c.text(xs, 2.175, r"softmax over $i$", size=FONT - 1, rotation=90)
@@ -273,20 +294,48 @@ def ch1_hard_soft_lookup() -> Canvas:
     ]
     for x0, title, weights, result in panels:
         c.text(x0 + 2.5, 4.5, title, size=FONT + 1, fontweight="bold")
-        c.box(x0 + 0.75, 2.35, 1.25, 0.75, "query\n\u201ca furry animal\u201d", "query", size=FONT - 1)
+        c.box(
+            x0 + 0.75, 2.35, 1.25, 0.75, "query\n\u201ca furry animal\u201d", "query", size=FONT - 1
+        )
         c.text(x0 + 0.75, 1.65, r"$\mathbf{q} = (1, 1, 0)$", size=FONT, color=edge("query"))
         c.text(x0 + 2.05, 4.0, "key", color=edge("key"), size=FONT - 1, fontweight="bold")
         c.text(x0 + 3.05, 4.0, "weight", color=edge("weight"), size=FONT - 1, fontweight="bold")
-        c.text(x0 + 4.3, 4.0, "value\n(legs, wheels)", color=edge("value"), size=FONT - 1, fontweight="bold")
+        c.text(
+            x0 + 4.3,
+            4.0,
+            "value\n(legs, wheels)",
+            color=edge("value"),
+            size=FONT - 1,
+            fontweight="bold",
+        )
         for i, (name, w) in enumerate(zip(entries, weights, strict=True)):
             y = 3.35 - 0.62 * i
             c.arrow((x0 + 1.38, 2.35), (x0 + 1.62, y), color=edge("query"), lw=1.0)
             c.box(x0 + 2.05, y, 0.85, 0.45, name, "key", size=FONT - 1)
             c.rect(x0 + 2.6, y - 0.14, max(0.7 * w, 0.02), 0.28, "weight")
-            c.text(x0 + 2.6 + 0.7 * w + 0.06, y, f"{w:.2f}", size=FONT - 2, ha="left", color=edge("weight"))
-            c.box(x0 + 4.3, y, 0.85, 0.45, f"({values[i, 0]:.0f}, {values[i, 1]:.0f})", "value", size=FONT - 1)
+            c.text(
+                x0 + 2.6 + 0.7 * w + 0.06,
+                y,
+                f"{w:.2f}",
+                size=FONT - 2,
+                ha="left",
+                color=edge("weight"),
+            )
+            c.box(
+                x0 + 4.3,
+                y,
+                0.85,
+                0.45,
+                f"({values[i, 0]:.0f}, {values[i, 1]:.0f})",
+                "value",
+                size=FONT - 1,
+            )
         out = weights @ values
-        shown = f"({out[0]:.0f}, {out[1]:.0f})" if weights.max() == 1 else f"({out[0]:.2f}, {out[1]:.2f})"
+        shown = (
+            f"({out[0]:.0f}, {out[1]:.0f})"
+            if weights.max() == 1
+            else f"({out[0]:.2f}, {out[1]:.2f})"
+        )
         c.box(x0 + 4.3, 0.62, 1.3, 0.5, shown, "result", size=FONT)
         c.text(x0 + 3.55, 0.62, result, size=FONT - 1, ha="right")
         c.arrow((x0 + 4.3, 3.35 - 0.62 * 3 - 0.23), (x0 + 4.3, 0.88), color=edge("value"))
@@ -300,7 +349,9 @@ def ch1_hard_soft_lookup() -> Canvas:
 # Chapter 2
 
 
-def _panel(c: Canvas, x0: float, y0: float, w: float, h: float, title: str, corner: str = "bottom right") -> None:
+def _panel(
+    c: Canvas, x0: float, y0: float, w: float, h: float, title: str, corner: str = "bottom right"
+) -> None:
     c.ax.add_patch(
         FancyBboxPatch(
             (x0, y0),
@@ -403,7 +454,9 @@ def ch2_han() -> Canvas:
         r"score $u_{it}^\top u_w$",
     )
     c.arrow((2.45, top), (2.45, y_s - 0.22))
-    c.text(2.65, (top + y_s) / 2 - 0.1, r"$s_i = \Sigma_t\, \alpha_{it} h_{it}$", size=14, ha="left")
+    c.text(
+        2.65, (top + y_s) / 2 - 0.1, r"$s_i = \Sigma_t\, \alpha_{it} h_{it}$", size=14, ha="left"
+    )
     for name, x in sentences.items():
         if name == "dots":
             c.text(x, y_s, r"$\cdots$", size=15, color=MUTED)
@@ -438,7 +491,9 @@ def ch2_han() -> Canvas:
 # Chapter 3
 
 
-def _split_box(c: Canvas, x: float, y: float, w: float, h: float, text: str, size: float = 14) -> None:
+def _split_box(
+    c: Canvas, x: float, y: float, w: float, h: float, text: str, size: float = 14
+) -> None:
     """A box that is both a key (blue half) and a value (green half)."""
     c.rect(x - w / 2, y - h / 2, w / 2, h, "key", lw=0)
     c.rect(x, y - h / 2, w / 2, h, "value", lw=0)
@@ -482,19 +537,38 @@ def ch3_decoder_step() -> Canvas:
         c.arrow((x - 0.2, y_e + 0.28), (x - 0.2, y_soft - 0.23))
         c.arrow((x - 0.2, y_soft + 0.23), (x - 0.2, y_a - 0.22))
         c.rect(x - 0.32, y_a - 0.2, 0.24, 0.4 * {"1": 0.2, "2": 0.9, "S": 0.3}[name], "weight")
-        c.text(x - 0.04, y_a - 0.05, rf"$\alpha_{{t,{name}}}$", size=12, color=edge("weight"), ha="left")
+        c.text(
+            x - 0.04,
+            y_a - 0.05,
+            rf"$\alpha_{{t,{name}}}$",
+            size=12,
+            color=edge("weight"),
+            ha="left",
+        )
         # the value path: h_j goes up to the weighted sum
         c.line([x + 0.3, x + 0.3], [y_h + 0.22, y_c - 0.5], color=edge("value"), lw=1.1)
-        c.arrow((x + 0.3, y_c - 0.5), (2.8 + (x - 2.8) * 0.3, y_c - 0.25), color=edge("value"), lw=1.1)
+        c.arrow(
+            (x + 0.3, y_c - 0.5), (2.8 + (x - 2.8) * 0.3, y_c - 0.25), color=edge("value"), lw=1.1
+        )
     c.text(5.0, y_h + 0.1, "keys = values:", size=FONT - 1, ha="left")
     c.text(5.0, y_h - 0.22, r"the outputs $\mathbf{h}_j$", size=FONT - 1, ha="left")
-    c.box(2.8, y_c, 2.3, 0.5, r"$\mathbf{c}_t = \Sigma_j\, \alpha_{t,j} \mathbf{h}_j$", "result", size=14)
+    c.box(
+        2.8,
+        y_c,
+        2.3,
+        0.5,
+        r"$\mathbf{c}_t = \Sigma_j\, \alpha_{t,j} \mathbf{h}_j$",
+        "result",
+        size=14,
+    )
     c.text(2.8, y_c + 0.45, "the context of step $t$", size=FONT - 2, color=MUTED)
     # the decoder
     xd = 8.75
     y_gru_d, y_st, y_out, y_y = 4.4, 5.2, 6.0, 6.75
     c.box(xd - 0.8, y_b, 0.9, 0.46, r"$\mathbf{s}_{t-1}$", "query", size=14)
-    c.text(xd - 0.8, y_b - 0.5, "the decoder's state:\nthe query", size=FONT - 2, color=edge("query"))
+    c.text(
+        xd - 0.8, y_b - 0.5, "the decoder's state:\nthe query", size=FONT - 2, color=edge("query")
+    )
     c.line([xd - 1.25, 0.4], [y_b, y_b], color=edge("query"), lw=1.3, zorder=1.5)
     c.text(
         5.95,
@@ -511,7 +585,9 @@ def ch3_decoder_step() -> Canvas:
     c.box(xd, y_gru_d, 2.6, 0.5, "decoder GRU", "op", size=FONT)
     c.arrow((xd - 0.8, y_b + 0.23), (xd - 0.8, y_gru_d - 0.25), color=edge("query"))
     c.arrow((xd + 0.95, 2.48), (xd + 0.95, y_gru_d - 0.25))
-    c.arrow((3.95, y_c), (xd - 0.6, y_gru_d + 0.25), color=edge("result"), connection="arc3,rad=-0.15")
+    c.arrow(
+        (3.95, y_c), (xd - 0.6, y_gru_d + 0.25), color=edge("result"), connection="arc3,rad=-0.15"
+    )
     c.text(6.4, 5.95, r"$\mathbf{c}_t$", size=15, color=edge("result"))
     c.arrow((xd, y_gru_d + 0.25), (xd, y_st - 0.22))
     c.box(xd, y_st, 0.8, 0.44, r"$\mathbf{s}_t$", "query", size=14)
@@ -550,7 +626,9 @@ def _matrix(
     """A matrix drawn to scale (rows = positions), its symbol inside and its shape below (or above)."""
     c.rect(x - w / 2, y - h / 2, w, h, role, lw=1.3)
     c.text(x, y, label, size=size)
-    c.text(x, y - h / 2 - 0.2 if shape_below else y + h / 2 + 0.2, shape, size=FONT - 1, color=MUTED)
+    c.text(
+        x, y - h / 2 - 0.2 if shape_below else y + h / 2 + 0.2, shape, size=FONT - 1, color=MUTED
+    )
 
 
 def ch4_self_attention() -> Canvas:
@@ -582,7 +660,14 @@ def ch4_self_attention() -> Canvas:
     )
     # scores
     c.box(5.15, 3.3, 1.55, 0.75, r"$\dfrac{QK^\top}{\sqrt{d_k}}$", "op", size=15)
-    c.arrow((3.6, 4.05), (4.37, 3.45), color=edge("query"), label=r"$n \times d_k$", label_offset=(0.15, 0.22), **shape)
+    c.arrow(
+        (3.6, 4.05),
+        (4.37, 3.45),
+        color=edge("query"),
+        label=r"$n \times d_k$",
+        label_offset=(0.15, 0.22),
+        **shape,
+    )
     c.arrow(
         (3.6, 2.55),
         (4.37, 3.15),
@@ -598,8 +683,22 @@ def ch4_self_attention() -> Canvas:
     c.text(9.35, 4.25, r"the weights $\alpha_{ij}$", size=FONT, color=edge("weight"))
     # weighted sum of the values
     c.box(7.4, 1.05, 0.9, 0.6, r"$A\,V$", "op", size=15)
-    c.arrow((9.35, 2.65), (7.85, 1.3), color=edge("weight"), label=r"$n \times n$", label_offset=(0.3, 0.12), **shape)
-    c.arrow((3.6, 1.05), (6.95, 1.05), color=edge("value"), label=r"$n \times d_v$", label_offset=(0.0, 0.22), **shape)
+    c.arrow(
+        (9.35, 2.65),
+        (7.85, 1.3),
+        color=edge("weight"),
+        label=r"$n \times n$",
+        label_offset=(0.3, 0.12),
+        **shape,
+    )
+    c.arrow(
+        (3.6, 1.05),
+        (6.95, 1.05),
+        color=edge("value"),
+        label=r"$n \times d_v$",
+        label_offset=(0.0, 0.22),
+        **shape,
+    )
     c.arrow((7.85, 1.05), (8.95, 1.05), label=r"$n \times d_v$", label_offset=(0.0, 0.22), **shape)
     _matrix(c, 9.35, 1.05, 0.6, n * 0.8, r"$Z$", "result", "", size=16)
     c.text(10.2, 1.05, "one\nvector\nper\nword", size=FONT - 2, color=MUTED)
@@ -655,7 +754,15 @@ def ch4_positional_curves() -> Canvas:
 
 
 def _stack(
-    c: Canvas, x: float, y: float, w: float, h: float, text: str, role: str, copies: int = 4, size: float = FONT
+    c: Canvas,
+    x: float,
+    y: float,
+    w: float,
+    h: float,
+    text: str,
+    role: str,
+    copies: int = 4,
+    size: float = FONT,
 ) -> None:
     """h copies of a box, drawn as a stack of cards (the paper's picture of parallel heads)."""
     for k in range(copies - 1, 0, -1):
@@ -671,7 +778,13 @@ def ch5_multi_head() -> Canvas:
     roles = {"Q": "query", "K": "key", "V": "value"}
     for name, x in xs.items():
         c.box(x, 0.75, 0.6, 0.45, rf"${name}$", roles[name], size=15)
-        c.arrow((x, 0.98), (x, 1.5), label=r"$n \times d_{\mathrm{model}}$", label_offset=(0.0, 0.0), label_size=11)
+        c.arrow(
+            (x, 0.98),
+            (x, 1.5),
+            label=r"$n \times d_{\mathrm{model}}$",
+            label_offset=(0.0, 0.0),
+            label_size=11,
+        )
         _stack(c, x - 0.12, 1.85, 1.25, 0.55, rf"$W_i^{name}$", roles[name], size=14)
         c.arrow(
             (x + 0.02, 2.4),
@@ -693,11 +806,37 @@ def ch5_multi_head() -> Canvas:
         size=12,
     )
     c.text(5.5, 3.85, r"$\times h$", size=FONT, color=edge("weight"))
-    c.arrow((2.85, 3.6), (2.85, 4.3), label=r"$h$ times $n \times d_v$", label_size=11, label_offset=(0.75, 0.0))
-    c.box(2.85, 4.55, 4.1, 0.5, r"$\mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)$", "op", size=13)
-    c.arrow((2.85, 4.8), (2.85, 5.15), label=r"$n \times h d_v$", label_size=11, label_offset=(0.55, 0.0))
+    c.arrow(
+        (2.85, 3.6),
+        (2.85, 4.3),
+        label=r"$h$ times $n \times d_v$",
+        label_size=11,
+        label_offset=(0.75, 0.0),
+    )
+    c.box(
+        2.85,
+        4.55,
+        4.1,
+        0.5,
+        r"$\mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)$",
+        "op",
+        size=13,
+    )
+    c.arrow(
+        (2.85, 4.8),
+        (2.85, 5.15),
+        label=r"$n \times h d_v$",
+        label_size=11,
+        label_offset=(0.55, 0.0),
+    )
     c.box(2.85, 5.4, 1.5, 0.5, r"$W^O$", "op", size=15)
-    c.arrow((2.85, 5.65), (2.85, 6.2), label=r"$n \times d_{\mathrm{model}}$", label_size=11, label_offset=(0.7, 0.0))
+    c.arrow(
+        (2.85, 5.65),
+        (2.85, 6.2),
+        label=r"$n \times d_{\mathrm{model}}$",
+        label_size=11,
+        label_offset=(0.7, 0.0),
+    )
     # the split, on the right
     _panel(c, 6.05, 0.25, 4.3, 6.1, "splitting into heads costs no parameters", corner="top left")
     x0, width, top = 6.5, 3.4, 5.3
@@ -705,9 +844,18 @@ def ch5_multi_head() -> Canvas:
     colours = ["#fde0c5", "#fbcfa3", "#f8bd82", "#f5ab62"]
     for k in range(4):
         c.rect(x0 + k * width / 4, top - 1.7, width / 4, 1.7, "query", lw=1.0, facecolor=colours[k])
-        c.text(x0 + (k + 0.5) * width / 4, top - 0.85, rf"$XW_{k + 1}^Q$" if k < 3 else r"$XW_h^Q$", size=13)
         c.text(
-            x0 + (k + 0.5) * width / 4, top + 0.12, f"head {k + 1}" if k < 3 else "head $h$", size=FONT - 2, color=MUTED
+            x0 + (k + 0.5) * width / 4,
+            top - 0.85,
+            rf"$XW_{k + 1}^Q$" if k < 3 else r"$XW_h^Q$",
+            size=13,
+        )
+        c.text(
+            x0 + (k + 0.5) * width / 4,
+            top + 0.12,
+            f"head {k + 1}" if k < 3 else "head $h$",
+            size=FONT - 2,
+            color=MUTED,
         )
     c.text(x0 + width / 8, top - 1.92, r"$d_k$", size=FONT - 1, color=MUTED)
     c.text(x0 - 0.17, top - 0.85, r"$n$", size=FONT, color=MUTED)
@@ -720,16 +868,35 @@ def ch5_multi_head() -> Canvas:
 
 
 def _grid(
-    c: Canvas, x0: float, y0: float, cell: float, rows: list[str], cols: list[str], masked: Callable[[int, int], bool]
+    c: Canvas,
+    x0: float,
+    y0: float,
+    cell: float,
+    rows: list[str],
+    cols: list[str],
+    masked: Callable[[int, int], bool],
 ) -> None:
     """An n x n grid of (query, key) pairs: rows are queries, columns keys; masked cells grey."""
     n_r, n_c = len(rows), len(cols)
     for i in range(n_r):
         for j in range(n_c):
             m = masked(i, j)
-            c.rect(x0 + j * cell, y0 + (n_r - 1 - i) * cell, cell, cell, "masked" if m else "input", lw=0.8)
+            c.rect(
+                x0 + j * cell,
+                y0 + (n_r - 1 - i) * cell,
+                cell,
+                cell,
+                "masked" if m else "input",
+                lw=0.8,
+            )
             if m:
-                c.text(x0 + (j + 0.5) * cell, y0 + (n_r - 0.5 - i) * cell, r"$-\infty$", size=9, color="#444444")
+                c.text(
+                    x0 + (j + 0.5) * cell,
+                    y0 + (n_r - 0.5 - i) * cell,
+                    r"$-\infty$",
+                    size=9,
+                    color="#444444",
+                )
     for i, r in enumerate(rows):
         c.text(x0 - 0.08, y0 + (n_r - 0.5 - i) * cell, r, size=FONT - 2, ha="right")
     for j, k in enumerate(cols):
@@ -751,7 +918,10 @@ def ch5_padding_mask() -> Canvas:
     first = ["the", "cat", "sat", "on", "the", "mat"]
     second = ["dogs", "bark", "<pad>", "<pad>", "<pad>", "<pad>"]
     cell, y0 = 0.45, 1.45
-    for x0, words, title in [(2.05, first, "sentence 1: no padding"), (7.05, second, "sentence 2: padded to 6")]:
+    for x0, words, title in [
+        (2.05, first, "sentence 1: no padding"),
+        (7.05, second, "sentence 2: padded to 6"),
+    ]:
         pad = [w == "<pad>" for w in words]
         _grid(c, x0, y0, cell, words, words, lambda i, j, pad=pad: pad[j])
         c.text(x0 + 3 * cell, 5.25, title, size=FONT, fontweight="bold")
@@ -759,7 +929,14 @@ def ch5_padding_mask() -> Canvas:
         for j, p in enumerate(pad):
             c.rect(x0 + j * cell, y_m, cell, 0.32, "masked" if p else "input", lw=0.8)
             c.text(x0 + (j + 0.5) * cell, y_m + 0.16, "T" if p else "F", size=FONT - 2)
-        c.text(x0 - 0.08, y_m + 0.16, "key_padding_mask", size=FONT - 3, ha="right", family="DejaVu Sans Mono")
+        c.text(
+            x0 - 0.08,
+            y_m + 0.16,
+            "key_padding_mask",
+            size=FONT - 3,
+            ha="right",
+            family="DejaVu Sans Mono",
+        )
     c.text(
         5.2,
         0.35,
@@ -790,7 +967,12 @@ def ch5_causal_mask() -> Canvas:
         color=MUTED,
     )
     c.text(
-        x0 + n * cell + 0.25, y0 + 0.5 * cell, "the last row\nsees everything", size=FONT - 2, ha="left", color=MUTED
+        x0 + n * cell + 0.25,
+        y0 + 0.5 * cell,
+        "the last row\nsees everything",
+        size=FONT - 2,
+        ha="left",
+        color=MUTED,
     )
     return c
 
@@ -809,7 +991,9 @@ def ch6_transformer() -> Canvas:
         return c.box(x, y, w, h, text, role, size=size)
 
     def residual(x, y_from, y_to):
-        c.line([x, x - w / 2 - 0.3, x - w / 2 - 0.3], [y_from, y_from, y_to], color="#888888", lw=1.1)
+        c.line(
+            [x, x - w / 2 - 0.3, x - w / 2 - 0.3], [y_from, y_from, y_to], color="#888888", lw=1.1
+        )
         c.arrow((x - w / 2 - 0.3, y_to), (x - w / 2, y_to), color="#888888", lw=1.1)
 
     def qkv(x, y_from, y_to, roles=("query", "key", "value")):
@@ -830,7 +1014,9 @@ def ch6_transformer() -> Canvas:
                 zorder=1,
             )
         )
-        c.text(x - w / 2 - 0.4, 2.78, title, size=FONT - 1, color=MUTED, ha="left", fontstyle="italic")
+        c.text(
+            x - w / 2 - 0.4, 2.78, title, size=FONT - 1, color=MUTED, ha="left", fontstyle="italic"
+        )
     c.text(xe - w / 2 - 0.6, 5.0, r"$N\times$", size=FONT + 3, ha="right", fontweight="bold")
     c.text(xd + w / 2 + 0.55, 6.0, r"$\times N$", size=FONT + 3, ha="left", fontweight="bold")
     # inputs
@@ -844,7 +1030,9 @@ def ch6_transformer() -> Canvas:
         c.arrow((x, 1.35), (x, 1.72))
         c.circle(x, 1.95, 0.22, "+", "op", size=15)
         c.text(x + 0.35, 1.95, "positional\nencoding", size=FONT - 2, ha="left", color=MUTED)
-        c.arrow((x, 2.17), (x, 3.05), label=sym, label_size=15, label_offset=(0.25, -0.15), bbox=None)
+        c.arrow(
+            (x, 2.17), (x, 3.05), label=sym, label_size=15, label_offset=(0.25, -0.15), bbox=None
+        )
     # the encoder layer
     y0 = 3.05
     qkv(xe, y0, 3.6)
@@ -860,7 +1048,13 @@ def ch6_transformer() -> Canvas:
     c.arrow((xe, 6.7), (xe, 7.55), label=r"$y$", label_size=15, label_offset=(0.2, -0.1), bbox=None)
     # memory: the top encoder layer's output (after the final LayerNorm)
     c.box(xe, 7.8, 2.0, 0.5, r"memory $m$", "result", size=FONT)
-    c.text(xe, 8.35, "output of the top encoder layer\n(used by every decoder layer)", size=FONT - 2, color=MUTED)
+    c.text(
+        xe,
+        8.35,
+        "output of the top encoder layer\n(used by every decoder layer)",
+        size=FONT - 2,
+        color=MUTED,
+    )
     # the decoder layer
     qkv(xd, y0, 3.6)
     sub(
@@ -898,7 +1092,9 @@ def ch6_transformer() -> Canvas:
     c.arrow((xd, 8.15), (xd, 8.45))
     sub(xd, 8.65, "Add & Norm", "norm", h=0.4)
     residual(xd, 7.43, 8.65)
-    c.arrow((xd, 8.85), (xd, 9.2), label=r"$y$", label_size=15, label_offset=(0.2, -0.05), bbox=None)
+    c.arrow(
+        (xd, 8.85), (xd, 9.2), label=r"$y$", label_size=15, label_offset=(0.2, -0.05), bbox=None
+    )
     sub(xd, 9.42, "linear, then softmax", "op", h=0.45, size=FONT - 1)
     c.arrow((xd, 9.65), (xd, 9.95))
     c.text(xd, 10.18, "probabilities of the next character", size=FONT - 1)
@@ -999,7 +1195,15 @@ def ch7_bert_input() -> Canvas:
             lw=1.0,
         )
         c.box(
-            columns["e"], y, 0.7, row - 0.06, rf"$\mathbf{{e}}_{{{i}}}$", "result", size=FONT - 2, rounding=0.04, lw=1.0
+            columns["e"],
+            y,
+            0.7,
+            row - 0.06,
+            rf"$\mathbf{{e}}_{{{i}}}$",
+            "result",
+            size=FONT - 2,
+            rounding=0.04,
+            lw=1.0,
         )
     mid = top - len(tokens) * row / 2
     c.box(7.3, mid, 0.55, len(tokens) * row, "", "op")
@@ -1008,7 +1212,13 @@ def ch7_bert_input() -> Canvas:
     c.arrow((7.58, mid), (8.18, mid))
     y_ab = top - 9 * row
     c.line([0.25, 6.55], [y_ab, y_ab], color=MUTED, lw=1.0, linestyle="--")
-    c.text(3.75, 0.4, "segment A: [CLS] to the first [SEP];  segment B: the rest", size=FONT - 2, color=MUTED)
+    c.text(
+        3.75,
+        0.4,
+        "segment A: [CLS] to the first [SEP];  segment B: the rest",
+        size=FONT - 2,
+        color=MUTED,
+    )
     return c
 
 
@@ -1019,13 +1229,23 @@ def ch7_pretraining() -> Canvas:
     originals = {2: "cat", 6: "purred"}
     xs = [0.95 + 1.2 * k for k in range(len(tokens))]
     for k, (x, token) in enumerate(zip(xs, tokens, strict=True)):
-        c.box(x, 0.75, 1.0, 0.42, _tt(token), "masked" if token == "[MASK]" else "input", size=FONT - 1)
+        c.box(
+            x,
+            0.75,
+            1.0,
+            0.42,
+            _tt(token),
+            "masked" if token == "[MASK]" else "input",
+            size=FONT - 1,
+        )
         c.arrow((x, 0.96), (x, 1.3))
         if k in originals:
             c.text(x, 0.3, f"was \u201c{originals[k]}\u201d", size=FONT - 2, color=MUTED)
         c.arrow((x, 3.15), (x, 3.55))
         label = r"$\mathbf{h}_{\mathtt{[CLS]}}$" if k == 0 else rf"$\mathbf{{h}}_{{{k}}}$"
-        c.box(x, 3.8, 0.95, 0.46, label, "result" if k == 0 or k in originals else "input", size=FONT)
+        c.box(
+            x, 3.8, 0.95, 0.46, label, "result" if k == 0 or k in originals else "input", size=FONT
+        )
     c.box(5.15, 1.55, 9.4, 0.46, "embeddings: token + segment + position", "embed", size=FONT - 1)
     c.arrow((5.15, 1.78), (5.15, 2.1))
     c.box(5.15, 2.62, 9.4, 1.0, "", "attention")
@@ -1070,7 +1290,9 @@ def ch7_finetuning() -> Canvas:
     tokens = ["[CLS]", "honestly", "never", "boring", "plot", ".", "\u2026", "[SEP]"]
     xs = [0.8 + 1.23 * k for k in range(len(tokens))]
     for k, (x, token) in enumerate(zip(xs, tokens, strict=True)):
-        c.box(x, 0.7, 1.08, 0.42, _tt(token) if token != "\u2026" else token, "input", size=FONT - 1)
+        c.box(
+            x, 0.7, 1.08, 0.42, _tt(token) if token != "\u2026" else token, "input", size=FONT - 1
+        )
         c.arrow((x, 0.91), (x, 1.3))
         c.arrow((x, 2.55), (x, 2.95))
         c.box(
@@ -1150,7 +1372,9 @@ def draw(out: Path, png: Path | None = None, names: Sequence[str] | None = None)
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=OUTPUT, help="folder for the SVG files")
-    parser.add_argument("--png", type=Path, default=None, help="also write PNG previews into this folder")
+    parser.add_argument(
+        "--png", type=Path, default=None, help="also write PNG previews into this folder"
+    )
     parser.add_argument("names", nargs="*", help="draw only these diagrams (default: all)")
     args = parser.parse_args()
     for path in draw(args.out, args.png, args.names):

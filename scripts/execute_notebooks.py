@@ -87,8 +87,12 @@ def execute(path: Path, save: bool = True, timeout: int = 900) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("notebooks", nargs="*", type=Path, help="notebooks to run (default: book/*.ipynb)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "notebooks", nargs="*", type=Path, help="notebooks to run (default: book/*.ipynb)"
+    )
     parser.add_argument("--check", action="store_true", help="run without saving the outputs")
     parser.add_argument(
         "--merge-streams-only",
@@ -101,7 +105,9 @@ def main(argv: list[str] | None = None) -> int:
     notebooks = args.notebooks or sorted((ROOT / "book").glob("*.ipynb"))
     if args.merge_streams_only:
         for path in notebooks:
-            print(f"{path.name:40s} {merge_stored_streams(path):4d} stream outputs merged", flush=True)
+            print(
+                f"{path.name:40s} {merge_stored_streams(path):4d} stream outputs merged", flush=True
+            )
         return 0
     total = 0.0
     for path in notebooks:

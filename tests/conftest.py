@@ -39,14 +39,27 @@ INSTALL_ADVICE = (
 def built_site(tmp_path_factory) -> Path:
     """Build the site once per test session (with -W) into a temporary folder; return its html folder."""
     output = tmp_path_factory.mktemp("site")
-    jupyter_book = shutil.which("jupyter-book", path=str(Path(sys.executable).parent)) or "jupyter-book"
+    jupyter_book = (
+        shutil.which("jupyter-book", path=str(Path(sys.executable).parent)) or "jupyter-book"
+    )
     result = subprocess.run(
-        [jupyter_book, "build", str(ROOT), "-W", "-n", "--keep-going", "--path-output", str(output)],
+        [
+            jupyter_book,
+            "build",
+            str(ROOT),
+            "-W",
+            "-n",
+            "--keep-going",
+            "--path-output",
+            str(output),
+        ],
         capture_output=True,
         text=True,
         timeout=900,
     )
-    assert result.returncode == 0, f"jupyter-book build -W failed:\n{result.stdout[-6000:]}\n{result.stderr[-4000:]}"
+    assert result.returncode == 0, (
+        f"jupyter-book build -W failed:\n{result.stdout[-6000:]}\n{result.stderr[-4000:]}"
+    )
     return output / "_build" / "html"
 
 
@@ -106,7 +119,9 @@ def browser():
             pytest.fail(INSTALL_ADVICE.format(path=CHROMIUM))
         pytest.skip(INSTALL_ADVICE.format(path=CHROMIUM))
     playwright = sync_playwright().start()
-    browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS, headless=True)
+    browser = playwright.chromium.launch(
+        executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS, headless=True
+    )
     yield browser
     browser.close()
     playwright.stop()

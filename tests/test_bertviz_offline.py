@@ -34,11 +34,16 @@ VIEW_TEXTS = 'div[id^="bertviz-"] #vis svg text'
 
 def attention(layers: int = 2, heads: int = 12) -> list[torch.Tensor]:
     generator = torch.Generator().manual_seed(0)
-    return [torch.randn(1, heads, len(TOKENS), len(TOKENS), generator=generator).softmax(-1) for _ in range(layers)]
+    return [
+        torch.randn(1, heads, len(TOKENS), len(TOKENS), generator=generator).softmax(-1)
+        for _ in range(layers)
+    ]
 
 
 def _is_local(url: str) -> bool:
-    return urlsplit(url).hostname in ("127.0.0.1", "localhost") or not url.startswith(("http:", "https:"))
+    return urlsplit(url).hostname in ("127.0.0.1", "localhost") or not url.startswith(
+        ("http:", "https:")
+    )
 
 
 def offline_page(browser):
@@ -53,7 +58,9 @@ def offline_page(browser):
     context.route(lambda url: not _is_local(url), abort)
     page = context.new_page()
     errors: list[str] = []
-    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on(
+        "console", lambda message: errors.append(message.text) if message.type == "error" else None
+    )
     page.on("pageerror", lambda error: errors.append(str(error)))
     return context, page, errors, aborted
 
@@ -111,7 +118,9 @@ def test_a_view_draws_in_a_blank_page_with_the_network_cut(browser, view):
     context, page, errors, aborted = offline_page(browser)
     try:
         # two views on one page, as in chapter 7: the second finds the libraries the first defined
-        html = "".join(bertviz_offline.view_html(getattr(bertviz, view), layers, TOKENS) for _ in range(2))
+        html = "".join(
+            bertviz_offline.view_html(getattr(bertviz, view), layers, TOKENS) for _ in range(2)
+        )
         page.set_content(f"<html><body>{html}</body></html>")
         assert page.locator('div[id^="bertviz-"] #vis svg').count() == 2
         page.locator(VIEW_TEXTS).first.wait_for(state="attached", timeout=10_000)
@@ -122,7 +131,9 @@ def test_a_view_draws_in_a_blank_page_with_the_network_cut(browser, view):
 
         # the control: bertviz's own output draws nothing where the CDN cannot be reached
         page.set_content(
-            "<html><body>" + getattr(bertviz, view)(layers, TOKENS, html_action="return").data + "</body></html>"
+            "<html><body>"
+            + getattr(bertviz, view)(layers, TOKENS, html_action="return").data
+            + "</body></html>"
         )
         page.wait_for_timeout(1_000)
         assert page.locator(VIEW_TEXTS).count() == 0
@@ -144,7 +155,9 @@ def jupyterlab(tmp_path):
     token, port = secrets.token_hex(16), _free_port()
     env = {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "book"), os.environ.get("PYTHONPATH")])),
+        "PYTHONPATH": os.pathsep.join(
+            filter(None, [str(ROOT / "book"), os.environ.get("PYTHONPATH")])
+        ),
         "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
         "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
         "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "settings"),
@@ -178,7 +191,11 @@ def jupyterlab(tmp_path):
 def test_views_draw_in_jupyterlab_with_no_internet(browser, jupyterlab):
     notebooks, url, token, log = jupyterlab
     notebook = nbformat.v4.new_notebook()
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     notebook.cells = [
         nbformat.v4.new_code_cell(
             "import torch\nfrom attention_to_bert import bertviz_offline\n"

@@ -39,12 +39,18 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "tests" / "artifacts" / "screenshots"
 VENDORED = ROOT / "book" / "_static" / "vendored"
-PACKAGE_JAVASCRIPT = ROOT / "book" / "attention_to_bert" / "javascript"  # d3 and jQuery, also for JupyterLab
+PACKAGE_JAVASCRIPT = (
+    ROOT / "book" / "attention_to_bert" / "javascript"
+)  # d3 and jQuery, also for JupyterLab
 VIEWPORT = {"width": 1280, "height": 800}
 # What the CDNs would answer a reader online, from the same npm packages the site ships.
 CDN_COPIES = {
-    "https://cdnjs.cloudflare.com/ajax/libs/require.js/2.3.6/require.min.js": VENDORED / "requirejs" / "require.js",
-    "https://cdnjs.cloudflare.com/ajax/libs/d3/5.7.0/d3.min.js": PACKAGE_JAVASCRIPT / "d3" / "d3.min.js",
+    "https://cdnjs.cloudflare.com/ajax/libs/require.js/2.3.6/require.min.js": VENDORED
+    / "requirejs"
+    / "require.js",
+    "https://cdnjs.cloudflare.com/ajax/libs/d3/5.7.0/d3.min.js": PACKAGE_JAVASCRIPT
+    / "d3"
+    / "d3.min.js",
     "https://cdnjs.cloudflare.com/ajax/libs/jquery/2.0.0/jquery.min.js": PACKAGE_JAVASCRIPT
     / "jquery"
     / "jquery.min.js",
@@ -110,7 +116,9 @@ def bertviz_views(notebook: Path) -> list[BertvizView]:
                 starts = [m.end() for m in re.finditer(r"const params\s*=\s*", text)]
                 for index, start in enumerate(starts):
                     params, _ = decoder.raw_decode(text, start)
-                    script = text[start : starts[index + 1] if index + 1 < len(starts) else len(text)]
+                    script = text[
+                        start : starts[index + 1] if index + 1 < len(starts) else len(text)
+                    ]
                     shown = params["attention"][int(params.get("default_filter", 0))]
                     views.append(
                         BertvizView(
@@ -151,7 +159,9 @@ def built_pages(site: Path) -> set[str]:
 
 
 def test_the_browser_checks_open_every_page_of_the_site(built_site):
-    assert built_pages(built_site) == set(PAGES), "pages built but not checked (or checked but not built)"
+    assert built_pages(built_site) == set(PAGES), (
+        "pages built but not checked (or checked but not built)"
+    )
 
 
 def test_each_inline_script_is_written_once_and_the_launch_buttons_stay(built_site):
@@ -159,22 +169,33 @@ def test_each_inline_script_is_written_once_and_the_launch_buttons_stay(built_si
     for page in PAGES:
         html = (built_site / page).read_text(encoding="utf-8")
         head = html.split("</head>", 1)[0]
-        inline = [body for body in re.findall(r"<script(?:\s[^>]*)?>(.*?)</script>", head, flags=re.S) if body.strip()]
+        inline = [
+            body
+            for body in re.findall(r"<script(?:\s[^>]*)?>(.*?)</script>", head, flags=re.S)
+            if body.strip()
+        ]
         repeated = [body for body, count in Counter(inline).items() if count > 1]
         assert not repeated, f"{page}: inline scripts written more than once: {repeated}"
         assert html.count("const THEBE_JS_URL") <= 1, page
+    # the launch buttons follow the one repository setting (_config.yml, scripts/set_repository.py)
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    repository = config["repository"]["url"].removeprefix("https://github.com/")
     for page in filter(is_chapter, PAGES):
         html = (built_site / page).read_text(encoding="utf-8")
         notebook = page.replace(".html", ".ipynb")
-        assert f"https://colab.research.google.com/github/from-attention-to-bert/book/blob/main/{notebook}" in html
-        assert f"https://mybinder.org/v2/gh/from-attention-to-bert/book/main?urlpath=lab/tree/{notebook}" in html
+        colab = "https://colab.research.google.com/github"
+        binder = "https://mybinder.org/v2/gh"
+        assert f"{colab}/{repository}/blob/main/{notebook}" in html, page
+        assert f"{binder}/{repository}/main?urlpath=lab/tree/{notebook}" in html, page
 
 
 def test_the_site_loads_no_script_or_style_from_outside(built_site):
     """Every script and stylesheet of every page is a file of the site itself."""
     for page in PAGES:
         html = (built_site / page).read_text(encoding="utf-8")
-        remote = re.findall(r"""<(?:script|link)\b[^>]*\b(?:src|href)=["'](?:https?:)?//[^"']+["'][^>]*>""", html)
+        remote = re.findall(
+            r"""<(?:script|link)\b[^>]*\b(?:src|href)=["'](?:https?:)?//[^"']+["'][^>]*>""", html
+        )
         remote = [tag for tag in remote if "<link" not in tag or "stylesheet" in tag]
         assert not remote, f"{page} loads from the internet: {remote}"
 
@@ -186,8 +207,12 @@ def test_pages_with_bertviz_views_load_d3_and_jquery_once_from_the_site(built_si
     for page in pages:
         html = (built_site / page).read_text(encoding="utf-8")
         for library in ("vendored/d3/d3.min.js", "vendored/jquery/jquery.min.js"):
-            assert len(re.findall(rf"<script[^>]*src=[\"'][^\"']*{re.escape(library)}", html)) == 1, (page, library)
-        assert "data-bertviz-libraries" not in html, f"{page} carries a copy of d3/jQuery inside an output"
+            assert (
+                len(re.findall(rf"<script[^>]*src=[\"'][^\"']*{re.escape(library)}", html)) == 1
+            ), (page, library)
+        assert "data-bertviz-libraries" not in html, (
+            f"{page} carries a copy of d3/jQuery inside an output"
+        )
         assert "cdnjs.cloudflare.com/ajax/libs/require.js" not in html, page
 
 
@@ -200,7 +225,9 @@ def test_the_shipped_javascript_comes_with_its_licence(built_site):
         ("mathjax", "tex-chtml-full.js", "LICENSE"),
     ]:
         assert (static / library / script).stat().st_size > 10_000, library
-        assert (static / library / licence).read_text().strip(), f"{library} ships without its licence"
+        assert (static / library / licence).read_text().strip(), (
+            f"{library} ships without its licence"
+        )
     fonts = list((static / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2").glob("*.woff"))
     assert len(fonts) >= 20, "MathJax's CHTML fonts are missing"
 
@@ -208,20 +235,33 @@ def test_the_shipped_javascript_comes_with_its_licence(built_site):
 def test_bertviz_views_are_read_from_the_notebook_outputs(tmp_path):
     """The expectations of the browser check come from the stored outputs (so the check is honest)."""
     params = {
-        "attention": [{"name": None, "attn": [[[[1.0]]]], "left_text": ["[CLS]"], "right_text": ["[CLS]"]}],
+        "attention": [
+            {"name": None, "attn": [[[[1.0]]]], "left_text": ["[CLS]"], "right_text": ["[CLS]"]}
+        ],
         "default_filter": "0",
         "root_div_id": "bertviz-0123456789abcdef0123456789abcdef",
     }
-    script = "require.config({}); requirejs(['jquery', 'd3'], function ($, d3) { const params = " + json.dumps(params)
+    script = (
+        "require.config({}); requirejs(['jquery', 'd3'], function ($, d3) { const params = "
+        + json.dumps(params)
+    )
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [
         nbformat.v4.new_code_cell(
             "head_view(...)",
-            outputs=[nbformat.v4.new_output("display_data", data={"application/javascript": script + "render()"})],
+            outputs=[
+                nbformat.v4.new_output(
+                    "display_data", data={"application/javascript": script + "render()"}
+                )
+            ],
         ),
         nbformat.v4.new_code_cell(
             "model_view(...)",
-            outputs=[nbformat.v4.new_output("display_data", data={"text/html": script + "renderThumbnail()"})],
+            outputs=[
+                nbformat.v4.new_output(
+                    "display_data", data={"text/html": script + "renderThumbnail()"}
+                )
+            ],
         ),
     ]
     path = tmp_path / "views.ipynb"
@@ -249,7 +289,9 @@ class Traffic:
 
 
 def _is_local(url: str) -> bool:
-    return urlsplit(url).hostname in ("127.0.0.1", "localhost") or not url.startswith(("http:", "https:"))
+    return urlsplit(url).hostname in ("127.0.0.1", "localhost") or not url.startswith(
+        ("http:", "https:")
+    )
 
 
 def _cdn_copy(url: str) -> Path | None:
@@ -260,7 +302,11 @@ def _cdn_copy(url: str) -> Path | None:
     if match:
         path = match["path"]
         # the site ships MathJax's full TeX bundle; Sphinx's default URL names tex-mml-chtml.js
-        local = VENDORED / "mathjax" / ("tex-chtml-full.js" if re.fullmatch(r"tex-[\w-]+\.js", path) else path)
+        local = (
+            VENDORED
+            / "mathjax"
+            / ("tex-chtml-full.js" if re.fullmatch(r"tex-[\w-]+\.js", path) else path)
+        )
         return local if local.is_file() else None
     return None
 
@@ -279,8 +325,12 @@ def _new_context(browser, mode: str, color_scheme: str = "light"):
             traffic.aborted.append(url)
             route.abort("internetdisconnected")
 
-    context.route(lambda url: not _is_local(url), handle)  # requests to the local server go through untouched
-    context.set_default_timeout(60_000)  # generous: a loaded 2-core CI machine is slow to lay out long chapters
+    context.route(
+        lambda url: not _is_local(url), handle
+    )  # requests to the local server go through untouched
+    context.set_default_timeout(
+        60_000
+    )  # generous: a loaded 2-core CI machine is slow to lay out long chapters
     context.set_default_navigation_timeout(120_000)
     return context, traffic
 
@@ -386,18 +436,25 @@ def _check_bertviz(page, view: BertvizView) -> list[str]:
     drawn = Counter(texts.all_text_contents())
     missing = expected - drawn
     if missing:
-        return [f"bertviz {view.kind} view {view.div_id} did not draw the tokens {sorted(missing.elements())}"]
+        return [
+            f"bertviz {view.kind} view {view.div_id} did not draw the tokens {sorted(missing.elements())}"
+        ]
     return []
 
 
-def check_page(context, traffic: Traffic, base: str, page_path: str, mode: str, server=None) -> list[str]:
+def check_page(
+    context, traffic: Traffic, base: str, page_path: str, mode: str, server=None
+) -> list[str]:
     """Open one page as a reader would; return what is wrong with it (nothing, when all is well)."""
     cdn_before, aborted_before = len(traffic.cdn), len(traffic.aborted)
     missing_before = len(server.missing) if server else 0
     page = context.new_page()
     console_errors: list[str] = []
     page_errors: list[str] = []
-    page.on("console", lambda message: console_errors.append(message.text) if message.type == "error" else None)
+    page.on(
+        "console",
+        lambda message: console_errors.append(message.text) if message.type == "error" else None,
+    )
     page.on("pageerror", lambda error: page_errors.append(str(error)))
     problems: list[str] = []
     try:
@@ -413,7 +470,9 @@ def check_page(context, traffic: Traffic, base: str, page_path: str, mode: str, 
         if math["math"]:
             if not math["mathjax"]:
                 problems.append(f"{math['math']} formulas but MathJax did not load")
-            problems += [f"formula not rendered by MathJax: {text!r}" for text in math["unrendered"]]
+            problems += [
+                f"formula not rendered by MathJax: {text!r}" for text in math["unrendered"]
+            ]
             problems += [f"MathJax error: {error}" for error in math["errors"]]
 
         if server:
@@ -428,7 +487,9 @@ def check_page(context, traffic: Traffic, base: str, page_path: str, mode: str, 
                 page.locator(f'div[id="{view.div_id}"][style]').screenshot(path=str(shot))
         shown = page.locator('div[id^="bertviz-"][style]').count()
         if shown != len(expected_views(page_path)):
-            problems.append(f"{shown} bertviz views on the page, {len(expected_views(page_path))} in the notebook")
+            problems.append(
+                f"{shown} bertviz views on the page, {len(expected_views(page_path))} in the notebook"
+            )
 
         if is_chapter(page_path) and mode == "online":
             # the top of the chapter as a reader first sees it (a full-page shot of a long chapter
@@ -441,9 +502,14 @@ def check_page(context, traffic: Traffic, base: str, page_path: str, mode: str, 
     problems += [f"console error: {text}" for text in console_errors]
     problems += [f"page error: {text}" for text in page_errors]
     if server:
-        problems += [f"not found on the local server: {path}" for path in server.missing[missing_before:]]
+        problems += [
+            f"not found on the local server: {path}" for path in server.missing[missing_before:]
+        ]
     if mode == "online":
-        problems += [f"fetched from a CDN (the site should use its own copy): {u}" for u in traffic.cdn[cdn_before:]]
+        problems += [
+            f"fetched from a CDN (the site should use its own copy): {u}"
+            for u in traffic.cdn[cdn_before:]
+        ]
     problems += [f"request outside the site: {url}" for url in traffic.aborted[aborted_before:]]
     return problems
 
@@ -466,7 +532,9 @@ def test_the_copied_site_works_opened_as_files_with_no_network(contexts, built_s
     base = built_site.resolve().as_uri() + "/"
     problems = []
     for page_path in pages:
-        problems += [f"{page_path}: {text}" for text in check_page(context, traffic, base, page_path, "file")]
+        problems += [
+            f"{page_path}: {text}" for text in check_page(context, traffic, base, page_path, "file")
+        ]
     assert not problems, "\n".join(problems)
 
 
@@ -533,7 +601,9 @@ def _record_reading_width(page_path: str, scheme: str, measured: dict) -> None:
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("page_path", [page for page in PAGES if is_chapter(page)])
-def test_code_cells_fit_the_page_and_each_stream_is_one_box(browser, site_server, page_path, scheme):
+def test_code_cells_fit_the_page_and_each_stream_is_one_box(
+    browser, site_server, page_path, scheme
+):
     """At 1280 px no code cell scrolls sideways (the notebooks' 76 columns fit with room to spare)."""
     context, _ = _new_context(browser, "offline", color_scheme=scheme)
     try:
@@ -550,5 +620,9 @@ def test_code_cells_fit_the_page_and_each_stream_is_one_box(browser, site_server
         f"{c['longest']} characters, {c['scrollWidth']} > {c['clientWidth']} px: {c['start']!r}"
         for c in measured["cutInputs"]
     ]
-    assert not cut, f"{page_path} ({scheme}): {len(cut)} code cells scroll sideways:\n" + "\n".join(cut)
-    assert not measured["splitOutputs"], f"{page_path}: a stream split over several boxes: {measured['splitOutputs']}"
+    assert not cut, f"{page_path} ({scheme}): {len(cut)} code cells scroll sideways:\n" + "\n".join(
+        cut
+    )
+    assert not measured["splitOutputs"], (
+        f"{page_path}: a stream split over several boxes: {measured['splitOutputs']}"
+    )

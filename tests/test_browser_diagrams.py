@@ -82,7 +82,9 @@ def chapter_pages() -> dict[str, list[str]]:
 
 
 def _is_local(url: str) -> bool:
-    return urlsplit(url).hostname in ("127.0.0.1", "localhost") or not url.startswith(("http:", "https:"))
+    return urlsplit(url).hostname in ("127.0.0.1", "localhost") or not url.startswith(
+        ("http:", "https:")
+    )
 
 
 def browse(base: str, pages: dict[str, list[str]], mode: str, dark_page: str | None) -> dict:
@@ -92,7 +94,9 @@ def browse(base: str, pages: dict[str, list[str]], mode: str, dark_page: str | N
     names = sorted(p.name for p in DIAGRAMS.glob("*.svg"))
     report: dict = {"pages": {}, "aborted": [], "dark": None}
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS, headless=True)
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS, headless=True
+        )
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         context.set_default_timeout(60_000)
         context.set_default_navigation_timeout(120_000)
@@ -112,9 +116,14 @@ def browse(base: str, pages: dict[str, list[str]], mode: str, dark_page: str | N
                 page.close()
         context.close()
         if dark_page:
-            context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme="dark")
+            context = browser.new_context(
+                viewport={"width": 1280, "height": 900}, color_scheme="dark"
+            )
             if mode != "online":
-                context.route(lambda url: not _is_local(url), lambda route: route.abort("internetdisconnected"))
+                context.route(
+                    lambda url: not _is_local(url),
+                    lambda route: route.abort("internetdisconnected"),
+                )
             page = context.new_page()
             page.goto(base + dark_page, wait_until="load")
             page.evaluate(DIAGRAM_IMAGES, names)
@@ -157,11 +166,15 @@ def chromium() -> Path:
 
 
 def run_browser(base: str, mode: str, dark_page: str | None = None) -> dict:
-    arguments = json.dumps({"base": base, "pages": chapter_pages(), "mode": mode, "dark_page": dark_page})
+    arguments = json.dumps(
+        {"base": base, "pages": chapter_pages(), "mode": mode, "dark_page": dark_page}
+    )
     result = subprocess.run(
         [sys.executable, __file__, arguments], capture_output=True, text=True, timeout=900, cwd=ROOT
     )
-    assert result.returncode == 0, f"the browser process failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    assert result.returncode == 0, (
+        f"the browser process failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    )
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
@@ -172,14 +185,18 @@ def diagram_problems(report: dict) -> list[str]:
         if not found:
             problems.append(f"{page_path}: no diagram on the page")
         if sorted(img["name"] for img in found) != sorted(expected):
-            problems.append(f"{page_path}: diagrams {[i['name'] for i in found]}, the notebook shows {expected}")
+            problems.append(
+                f"{page_path}: diagrams {[i['name'] for i in found]}, the notebook shows {expected}"
+            )
         for img in found:
             if not img["complete"] or img["width"] == 0:
                 problems.append(f"{page_path}: {img['name']} did not load (a broken image)")
             if not img["alt"].strip():
                 problems.append(f"{page_path}: {img['name']} has no alt text")
             if img["shown"] < 300:
-                problems.append(f"{page_path}: {img['name']} is drawn only {img['shown']:.0f} px wide")
+                problems.append(
+                    f"{page_path}: {img['name']} is drawn only {img['shown']:.0f} px wide"
+                )
     return problems
 
 
@@ -190,15 +207,27 @@ def test_every_chapter_has_a_diagram_to_check():
 
 @pytest.mark.parametrize("mode", ["online", "offline"])
 def test_every_diagram_loads_on_every_chapter_page(chromium, site_server, mode):
-    report = run_browser(site_server.url, mode, dark_page="book/04_self_attention.html" if mode == "offline" else None)
+    report = run_browser(
+        site_server.url,
+        mode,
+        dark_page="book/04_self_attention.html" if mode == "offline" else None,
+    )
     problems = diagram_problems(report)
-    problems += [f"not found on the local server: {path}" for path in site_server.missing if "diagram" in path]
+    problems += [
+        f"not found on the local server: {path}"
+        for path in site_server.missing
+        if "diagram" in path
+    ]
     assert not problems, f"({mode})\n" + "\n".join(problems)
     assert sum(len(found) for found in report["pages"].values()) >= 12
     if report["dark"]:
         dark = report["dark"]
-        assert dark["theme"] == "dark", f"the page did not switch to the dark theme: {dark['theme']}"
-        assert _mean_brightness(dark["png"]) > 0.75, "the diagram is not on a light background in the dark theme"
+        assert dark["theme"] == "dark", (
+            f"the page did not switch to the dark theme: {dark['theme']}"
+        )
+        assert _mean_brightness(dark["png"]) > 0.75, (
+            "the diagram is not on a light background in the dark theme"
+        )
 
 
 def test_every_diagram_loads_in_the_copied_site_opened_as_files(chromium, built_site):

@@ -34,21 +34,31 @@ def figure_cells(notebook: Path) -> list[tuple[str, str, str, str]]:
             continue
         for match in IMAGE.finditer(cell.source):
             caption = CAPTION.search(cell.source, match.end())
-            found.append((match["name"], match["alt"], caption["number"] if caption else "", cell.source))
+            found.append(
+                (match["name"], match["alt"], caption["number"] if caption else "", cell.source)
+            )
     return found
 
 
 def test_the_committed_diagrams_are_what_the_script_draws(tmp_path):
     """Byte for byte: redraw every diagram in a fresh process and compare with the files in the repository."""
     result = subprocess.run(
-        [sys.executable, str(SCRIPT), "--out", str(tmp_path)], capture_output=True, text=True, timeout=300, cwd=ROOT
+        [sys.executable, str(SCRIPT), "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     drawn = {path.name: path.read_bytes() for path in sorted(tmp_path.glob("*.svg"))}
     assert len(drawn) >= 12
-    assert sorted(drawn) == sorted(committed()), "diagram files drawn by the script and committed differ"
+    assert sorted(drawn) == sorted(committed()), (
+        "diagram files drawn by the script and committed differ"
+    )
     stale = [name for name in drawn if drawn[name] != committed()[name]]
-    assert not stale, f"{stale} differ from what the script draws: run `python scripts/draw_diagrams.py` and commit"
+    assert not stale, (
+        f"{stale} differ from what the script draws: run `python scripts/draw_diagrams.py` and commit"
+    )
 
 
 @pytest.mark.parametrize("name", sorted(committed()))
@@ -57,12 +67,16 @@ def test_a_diagram_needs_no_font_and_nothing_from_outside(name):
     white background, so it reads the same in the light and the dark theme, online or not."""
     svg = committed()[name].decode("utf-8")
     assert "<text" not in svg and "font-family" not in svg, "text must be converted to paths"
-    assert not re.search(r"""(?:href|src)=["'](?:https?:)?//""", svg), "the SVG must not load anything"
+    assert not re.search(r"""(?:href|src)=["'](?:https?:)?//""", svg), (
+        "the SVG must not load anything"
+    )
     assert "<image" not in svg, "no embedded bitmaps: the diagrams are vector drawings"
     assert "<dc:date>" not in svg, "a date in the metadata would change the file at every run"
     # the first drawn shape is the white rounded background that covers the picture
     first_fill = re.search(r"<path[^>]*style=\"fill: (#[0-9a-f]{6})", svg)
-    assert first_fill and first_fill[1] == "#ffffff", "the first shape should be the opaque white background"
+    assert first_fill and first_fill[1] == "#ffffff", (
+        "the first shape should be the opaque white background"
+    )
 
 
 def test_every_chapter_shows_its_own_diagrams_numbered_and_cited():
@@ -74,17 +88,31 @@ def test_every_chapter_shows_its_own_diagrams_numbered_and_cited():
         chapter = int(notebook.name[:2])
         figures = figure_cells(notebook)
         assert figures, f"{notebook.name} shows no diagram"
-        text = "\n".join(c.source for c in nbformat.read(notebook, as_version=4).cells if c.cell_type == "markdown")
+        text = "\n".join(
+            c.source
+            for c in nbformat.read(notebook, as_version=4).cells
+            if c.cell_type == "markdown"
+        )
         for k, (name, alt, number, _cell) in enumerate(figures, start=1):
-            assert name.startswith(f"ch{chapter}_"), f"{notebook.name} shows another chapter's diagram {name}"
+            assert name.startswith(f"ch{chapter}_"), (
+                f"{notebook.name} shows another chapter's diagram {name}"
+            )
             assert len(alt.split()) >= 8, f"{name}: the alt text should describe the picture"
-            assert number == f"{chapter}.{k}", f"{name}: caption number {number!r}, expected {chapter}.{k}"
+            assert number == f"{chapter}.{k}", (
+                f"{name}: caption number {number!r}, expected {chapter}.{k}"
+            )
             without_caption = text.replace(f"**Figure {number}.**", "")
-            assert re.search(rf"Figure {re.escape(number)}(?!\d)", without_caption), f"the text never cites {number}"
-            assert (DIAGRAMS / f"{name}.svg").is_file(), f"{notebook.name} shows a missing file {name}.svg"
+            assert re.search(rf"Figure {re.escape(number)}(?!\d)", without_caption), (
+                f"the text never cites {number}"
+            )
+            assert (DIAGRAMS / f"{name}.svg").is_file(), (
+                f"{notebook.name} shows a missing file {name}.svg"
+            )
         shown += [name for name, *_ in figures]
     assert len(shown) == len(set(shown)), "a diagram is shown twice"
-    assert sorted(f"{name}.svg" for name in shown) == sorted(committed()), "every diagram is shown in its chapter"
+    assert sorted(f"{name}.svg" for name in shown) == sorted(committed()), (
+        "every diagram is shown in its chapter"
+    )
 
 
 def test_the_figure_cells_are_markdown_that_jupyterlab_renders():

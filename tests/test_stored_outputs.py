@@ -26,7 +26,9 @@ def split_streams(notebook) -> list[str]:
         outputs = cell.get("outputs", [])
         for first, second in itertools.pairwise(outputs):
             if first.output_type == second.output_type == "stream" and first.name == second.name:
-                found.append(f"cell {index}: two {first.name} outputs in a row ({second.text[:40]!r})")
+                found.append(
+                    f"cell {index}: two {first.name} outputs in a row ({second.text[:40]!r})"
+                )
     return found
 
 
@@ -35,7 +37,8 @@ def test_each_cell_stores_one_output_per_stream(notebook):
     split = split_streams(nbformat.read(notebook, as_version=4))
     assert not split, (
         f"{notebook.name}: consecutive stream outputs (one box each on the website); run "
-        f"`python scripts/execute_notebooks.py --merge-streams-only book/{notebook.name}`\n" + "\n".join(split)
+        f"`python scripts/execute_notebooks.py --merge-streams-only book/{notebook.name}`\n"
+        + "\n".join(split)
     )
 
 
@@ -75,7 +78,10 @@ def test_merging_stored_notebooks_runs_nothing_and_rewrites_only_when_needed(tmp
     notebook.cells = [
         new_code_cell(
             "raise SystemExit('never run')",
-            outputs=[new_output("stream", name="stdout", text="a\n"), new_output("stream", name="stdout", text="b\n")],
+            outputs=[
+                new_output("stream", name="stdout", text="a\n"),
+                new_output("stream", name="stdout", text="b\n"),
+            ],
         )
     ]
     path = tmp_path / "stored.ipynb"

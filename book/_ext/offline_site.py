@@ -55,7 +55,9 @@ def add_static_dir(app: Sphinx) -> None:
 def copy_package_javascript(app: Sphinx, exception: Exception | None) -> None:
     """Ship the helper package's d3 and jQuery as ``_static/vendored/d3`` and ``…/jquery``."""
     if exception is None and app.builder.format == "html" and PACKAGE_JAVASCRIPT.is_dir():
-        shutil.copytree(PACKAGE_JAVASCRIPT, Path(app.outdir) / "_static" / "vendored", dirs_exist_ok=True)
+        shutil.copytree(
+            PACKAGE_JAVASCRIPT, Path(app.outdir) / "_static" / "vendored", dirs_exist_ok=True
+        )
 
 
 def serve_bertviz_libraries(
@@ -66,7 +68,9 @@ def serve_bertviz_libraries(
     if not isinstance(body, str):
         return
     helper_views = INLINE_LIBRARIES.search(body) is not None
-    stock_views = CDN_REQUIRE_TAG.search(body) is not None or (USES_REQUIRE.search(body) and not helper_views)
+    stock_views = CDN_REQUIRE_TAG.search(body) is not None or (
+        USES_REQUIRE.search(body) and not helper_views
+    )
     if not (helper_views or stock_views):
         return
     context["body"] = CDN_REQUIRE_TAG.sub("", INLINE_LIBRARIES.sub("", body))

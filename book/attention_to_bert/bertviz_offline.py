@@ -19,7 +19,9 @@ from IPython.display import display
 JAVASCRIPT = Path(__file__).resolve().parent / "javascript"
 LIBRARIES = {"d3": "d3/d3.min.js", "jQuery": "jquery/jquery.min.js"}
 ATTENTION_ARGUMENTS = ("attention", "encoder_attention", "decoder_attention", "cross_attention")
-CDN_REQUIRE = re.compile(r"<script src=\"https://cdnjs\.cloudflare\.com/[^\"]*require[^\"]*\"></script>")
+CDN_REQUIRE = re.compile(
+    r"<script src=\"https://cdnjs\.cloudflare\.com/[^\"]*require[^\"]*\"></script>"
+)
 VIEW_SCRIPT = '<script type="text/javascript">'
 # bertviz's script calls require.config(...) and requirejs(["jquery", "d3"], callback): answer both
 # with the libraries already on the page, so that no loader (and no network) is needed
@@ -29,7 +31,10 @@ LOCAL_REQUIRE = """({config() {}}, (names, callback) => callback(
 
 def libraries_script() -> str:
     """A ``<script>`` that defines ``window.d3`` and ``window.jQuery`` unless the page has them."""
-    parts = [f"if (!window.{name}) {{\n{(JAVASCRIPT / path).read_text()}\n}}" for name, path in LIBRARIES.items()]
+    parts = [
+        f"if (!window.{name}) {{\n{(JAVASCRIPT / path).read_text()}\n}}"
+        for name, path in LIBRARIES.items()
+    ]
     body = "\n".join(parts).replace("</", "<\\/")  # nothing may end the <script> element early
     # define, module and exports hidden: each library sets its window global, even beside an AMD loader
     wrapped = f"(function (define, module, exports) {{\n{body}\n}}).call(window);"
@@ -39,7 +44,9 @@ def libraries_script() -> str:
 def view_html(view: Callable[..., Any], *args: Any, decimals: int | None = 3, **kwargs: Any) -> str:
     """The HTML of a bertviz ``view`` (``bertviz.head_view`` or ``model_view``) that works offline."""
     if decimals is not None:
-        kwargs = {k: _rounded(v, decimals) if k in ATTENTION_ARGUMENTS else v for k, v in kwargs.items()}
+        kwargs = {
+            k: _rounded(v, decimals) if k in ATTENTION_ARGUMENTS else v for k, v in kwargs.items()
+        }
         args = (_rounded(args[0], decimals), *args[1:]) if args else args
     html = CDN_REQUIRE.sub("", view(*args, html_action="return", **kwargs).data)
     start, end = html.index(VIEW_SCRIPT), html.rindex("</script>")
@@ -63,4 +70,10 @@ def _rounded(layers: Sequence[Any] | None, decimals: int) -> list[Any] | None:
 
 
 def _show(html: str, kind: str) -> None:
-    display({"text/html": html, "text/plain": f"(a bertviz {kind}, drawn in JupyterLab and on the website)"}, raw=True)
+    display(
+        {
+            "text/html": html,
+            "text/plain": f"(a bertviz {kind}, drawn in JupyterLab and on the website)",
+        },
+        raw=True,
+    )
