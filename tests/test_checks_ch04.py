@@ -8,7 +8,7 @@ import torch.nn.functional as F
 
 from attention_to_bert import checks
 from attention_to_bert.attention import attention
-from attention_to_bert.transformer import PositionalEncoding
+from attention_to_bert.positional import PositionalEncoding
 
 # --- self-attention: right answers written the way a student might, and typical wrong ones ---
 

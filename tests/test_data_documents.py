@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from attention_to_bert.data import (
+from attention_to_bert.data.documents import (
     DOCUMENT_LABELS,
     MOVIE_ASPECTS,
     NEGATIONS,

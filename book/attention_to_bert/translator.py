@@ -9,13 +9,10 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from attention_to_bert.data import BOS, EOS, PAD, Vocabulary
-from attention_to_bert.transformer import (
-    PositionalEncoding,
-    Transformer,
-    causal_mask,
-    padding_mask_from_ids,
-)
+from attention_to_bert.data.vocabulary import BOS, EOS, PAD, Vocabulary
+from attention_to_bert.multihead import causal_mask, padding_mask_from_ids
+from attention_to_bert.positional import PositionalEncoding
+from attention_to_bert.transformer import Transformer
 from attention_to_bert.validate import check_int, check_token_ids
 
 _SPECIAL_IDS = Vocabulary([]).stoi  # where data.Vocabulary puts <pad>, <bos> and <eos>

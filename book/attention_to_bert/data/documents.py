@@ -243,7 +243,7 @@ def make_documents(
 def document_splits(
     seed: int = 0, num_train: int = 2000, num_test: int = 1000
 ) -> tuple[list[Document], list[Document]]:
-    """The fixed train and test documents of chapter 2 (chapter 7 reuses them): ``(train, test)``.
+    """The fixed train and test documents of chapter 2: ``(train, test)``.
 
     Both come from one call of ``make_documents(num_train + num_test, seed)``, so they never overlap
     in generation order; identical short documents can still occur in both, as in real corpora.

@@ -1,12 +1,17 @@
-"""BERT's encoder, named like Hugging Face's ``modeling_bert.py`` so that real weights load by name,
-and ``load_minilm()``: the real all-MiniLM-L6-v2 weights and tokenizer, offline."""
+"""BERT from scratch, named like Hugging Face's ``modeling_bert.py`` so that real weights load by name.
+
+- ``BertConfig``: the fields of a BERT ``config.json`` (``BertConfig.from_json(path)``).
+- ``BertModel``: token + segment + position embeddings, then a stack of post-LN encoder layers (GELU).
+  ``forward(input_ids, token_type_ids=None, attention_mask=None)`` returns the last hidden states
+  ``(batch, seq, hidden)`` and the list of per-layer attention weights ``(batch, heads, seq, seq)``.
+- ``load_minilm()``: our ``BertModel`` with the real all-MiniLM-L6-v2 weights and its tokenizer, offline.
+"""
 
 from __future__ import annotations
 
 import json
 import math
 import os
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -17,11 +22,7 @@ from torch import nn
 
 from attention_to_bert.attention import masked_softmax
 from attention_to_bert.multihead import merge_heads, split_heads
-from attention_to_bert.validate import (
-    check_token_ids,
-)
-
-IGNORE_INDEX = -100  # label of the positions a loss must skip (PyTorch's cross_entropy default)
+from attention_to_bert.validate import check_token_ids
 
 
 @dataclass
@@ -346,15 +347,9 @@ def load_minilm(attn_implementation: str = "eager"):
     )  # a saved torch.arange(512): we compute positions instead
     model.load_state_dict(state, strict=True)
     model.eval()
-    return model, load_minilm_tokenizer(folder)
-
-
-def load_minilm_tokenizer(folder: str | os.PathLike | None = None):
-    """MiniLM's WordPiece tokenizer (``transformers.BertTokenizerFast``), loaded offline from its folder."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from transformers import BertTokenizerFast
 
-    return BertTokenizerFast.from_pretrained(str(folder or minilm_path()), local_files_only=True)
+    return model, BertTokenizerFast.from_pretrained(str(folder), local_files_only=True)
 
 
 def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
@@ -366,8 +361,3 @@ def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tenso
         )
     weights = attention_mask.to(hidden.dtype).unsqueeze(-1)
     return (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
-
-
-def special_token_mask(input_ids: torch.Tensor, special_ids: Sequence[int]) -> torch.Tensor:
-    """True where ``input_ids`` holds one of ``special_ids`` ([CLS], [SEP], [PAD], ...)."""
-    return torch.isin(input_ids, torch.as_tensor(list(special_ids), device=input_ids.device))
