@@ -129,9 +129,8 @@ class BertSelfAttention(nn.Module):
         query, key, value = (
             split_heads(layer(hidden), heads) for layer in (self.query, self.key, self.value)
         )
-        if (
-            self.use_sdpa and not need_weights
-        ):  # fused kernel: same result, the weights are never stored
+        # fused kernel: same result, the weights are never stored
+        if self.use_sdpa and not need_weights:
             additive = None
             if mask is not None:  # a finite "minus infinity", as Hugging Face's BERT adds
                 additive = torch.zeros(mask.shape, dtype=query.dtype, device=query.device)
@@ -140,9 +139,8 @@ class BertSelfAttention(nn.Module):
             context = F.scaled_dot_product_attention(
                 query, key, value, attn_mask=additive, dropout_p=p
             )
-            if (
-                mask is not None
-            ):  # a sequence with no token to attend to: zeros, not a uniform guess
+            # a sequence with no token to attend to: zeros, not a uniform guess
+            if mask is not None:
                 context = context.masked_fill(mask.all(dim=-1, keepdim=True), 0.0)
             return merge_heads(context), None
         weights = masked_softmax(query @ key.transpose(-1, -2) / math.sqrt(self.head_size), mask)
@@ -342,9 +340,8 @@ def load_minilm(attn_implementation: str = "eager"):
     config.__post_init__()
     model = BertModel(config)
     state = load_file(folder / "model.safetensors")
-    state.pop(
-        "embeddings.position_ids", None
-    )  # a saved torch.arange(512): we compute positions instead
+    # a saved torch.arange(512): we compute positions instead
+    state.pop("embeddings.position_ids", None)
     model.load_state_dict(state, strict=True)
     model.eval()
     from transformers import BertTokenizerFast

@@ -3,7 +3,9 @@
 ``EncoderLayer``, ``DecoderLayer`` and ``Transformer`` equal their ``torch.nn`` twins after
 ``from_torch``; every forward also returns the attention weights of each layer. Submodules carry
 torch's names (``self_attn``, ``multihead_attn``, ``linear1``, ``linear2``, ``norm1``..``norm3``), so
-that copying weights is a plain name map. ``causal_mask`` (``multihead.py``) is importable from here too.
+that copying weights is a plain name map. The names DESIGN.md gives this module from earlier
+chapters are importable from here too: ``PositionalEncoding`` (``positional.py``), and
+``MultiHeadAttention`` and ``causal_mask`` (``multihead.py``).
 """
 
 from __future__ import annotations
@@ -13,8 +15,16 @@ import torch.nn.functional as F
 from torch import nn
 
 from attention_to_bert.multihead import MultiHeadAttention, causal_mask
+from attention_to_bert.positional import PositionalEncoding
 
-__all__ = ["DecoderLayer", "EncoderLayer", "MultiHeadAttention", "Transformer", "causal_mask"]
+__all__ = [
+    "DecoderLayer",
+    "EncoderLayer",
+    "MultiHeadAttention",
+    "PositionalEncoding",
+    "Transformer",
+    "causal_mask",
+]
 
 
 # --- Encoder and decoder layers (post-LN, as in the paper and torch.nn's default) ---

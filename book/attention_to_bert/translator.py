@@ -61,13 +61,9 @@ class Seq2SeqTransformer(nn.Module):
         self.positional_encoding = PositionalEncoding(d_model, max_len=max_len, dropout=dropout)
         self.transformer = Transformer(d_model, num_heads, num_layers, num_layers, d_ff, dropout)
         self.generator = nn.Linear(d_model, tgt_vocab_size)
-        for embedding in (
-            self.src_embedding,
-            self.tgt_embedding,
-        ):  # std d_model^-0.5: after the √d_model
-            nn.init.normal_(
-                embedding.weight, std=d_model**-0.5
-            )  # scaling, entries of std 1, like the positions
+        # std d_model^-0.5: after the √d_model scaling, entries of std 1, like the positions
+        for embedding in (self.src_embedding, self.tgt_embedding):
+            nn.init.normal_(embedding.weight, std=d_model**-0.5)
             nn.init.zeros_(embedding.weight[pad_id])
 
     def _check_ids(self, ids: torch.Tensor, name: str, vocab_size: int) -> None:
