@@ -26,15 +26,11 @@ def mlm_mask(candidate: Callable[..., Any]) -> bool:
     special[:, 0] = True  # [CLS]
     special[:, -50:] = True  # [SEP] and padding
     original = ids.clone()
+    case = "200 sequences of 500 tokens"
     result = checker.call(
-        candidate, ids, special, mask_id, vocab_size, case="200 sequences of 500 tokens"
+        candidate, ids, special, mask_id, vocab_size, case=case, pair="(corrupted_ids, labels)"
     )
     if result is None:
-        return checker.report()
-    if not (isinstance(result, tuple | list) and len(result) == 2):
-        checker.expect(
-            False, f"expected a pair (corrupted_ids, labels), got {type(result).__name__}"
-        )
         return checker.report()
     corrupted, labels = result
     for name, tensor in (("corrupted_ids", corrupted), ("labels", labels)):
