@@ -25,14 +25,6 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from attention_to_bert.attention import AdditiveScore, attention, dot_score
 from attention_to_bert.validate import check_mask, check_tensor, check_token_ids
 
-__all__ = [
-    "BiGRUEncoder",
-    "ContextAttention",
-    "HANOutput",
-    "HierarchicalAttentionNetwork",
-    "MeanPooling",
-]
-
 SCORES = ("dot", "additive")
 """The scores of the attention layers, named as in ``seq2seq.SCORES``."""
 POOLINGS = ("attention", "mean")

@@ -9,7 +9,7 @@ import math
 import torch
 from torch import nn
 
-from attention_to_bert.validate import check_int, check_tensor
+from attention_to_bert.validate import check_ints, check_tensor
 
 
 class PositionalEncoding(nn.Module):
@@ -21,8 +21,7 @@ class PositionalEncoding(nn.Module):
 
     def __init__(self, d_model: int, max_len: int = 512, dropout: float = 0.0) -> None:
         super().__init__()
-        check_int("d_model", d_model)
-        check_int("max_len", max_len)
+        check_ints(d_model=d_model, max_len=max_len)
         self.d_model, self.max_len = d_model, max_len
         position = torch.arange(max_len, dtype=torch.float32).unsqueeze(1)  # (max_len, 1)
         frequency = torch.exp(
