@@ -17,63 +17,23 @@ DOCUMENT_LABELS = ("negative", "positive")
 # Sentiment words (they judge the movie and other things alike) and the negations that flip them:
 # "never boring plot" is positive.
 POSITIVE_WORDS = (
-    "good",
-    "great",
-    "excellent",
-    "wonderful",
-    "brilliant",
-    "superb",
-    "lovely",
-    "charming",
-    "fine",
-    "terrific",
-    "decent",
-    "delightful",
+    *"good great excellent wonderful brilliant superb".split(),
+    *"lovely charming fine terrific decent delightful".split(),
 )
 NEGATIVE_WORDS = (
-    "bad",
-    "awful",
-    "terrible",
-    "boring",
-    "dull",
-    "weak",
-    "poor",
-    "dreadful",
-    "messy",
-    "bland",
-    "horrible",
-    "lousy",
+    *"bad awful terrible boring dull weak".split(),
+    *"poor dreadful messy bland horrible lousy".split(),
 )
 NEGATIONS = ("not", "never", "hardly")
 _INTENSIFIERS = ("really", "very", "truly", "quite", "rather")
 # What an opinion is about: the movie (it decides the label) or something else (it does not).
 MOVIE_ASPECTS = (
-    "movie",
-    "film",
-    "plot",
-    "acting",
-    "story",
-    "script",
-    "ending",
-    "cast",
-    "dialogue",
-    "soundtrack",
-    "director",
-    "camera",
+    *"movie film plot acting story script".split(),
+    *"ending cast dialogue soundtrack director camera".split(),
 )
 OFF_TOPIC_THINGS = (
-    "popcorn",
-    "parking",
-    "weather",
-    "queue",
-    "bus",
-    "traffic",
-    "coffee",
-    "heating",
-    "restaurant",
-    "dinner",
-    "hotel",
-    "weekend",
+    *"popcorn parking weather queue bus traffic".split(),
+    *"coffee heating restaurant dinner hotel weekend".split(),
 )
 # Opinion frames: "{opinion}" is an optional intensifier or negation and a sentiment word, "{thing}" a noun.
 # Short review notes ("honestly never boring plot"). The words before an opinion vary from frame to frame
