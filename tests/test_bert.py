@@ -1,6 +1,7 @@
 """Tests of bert/model.py: our BERT against transformers.BertModel on MiniLM's real weights, and
 clear errors on bad input."""
 
+import dataclasses
 import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -94,9 +95,7 @@ def test_pooler_equals_transformers(minilm, reference, encoded):
 
 def test_sdpa_path_gives_the_same_hidden_states(minilm, encoded):
     model, _ = minilm
-    fused = bert.BertModel(
-        bert.BertConfig(**{**model.config.to_dict(), "attn_implementation": "sdpa"})
-    )
+    fused = bert.BertModel(dataclasses.replace(model.config, attn_implementation="sdpa"))
     fused.load_state_dict(model.state_dict())
     fused.eval()
     args = (encoded["input_ids"], encoded["token_type_ids"], encoded["attention_mask"])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -72,9 +72,6 @@ class BertConfig:
         if path.is_dir():
             path = path / "config.json"
         return cls.from_dict(json.loads(path.read_text()))
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
     @property
     def head_size(self) -> int:

@@ -275,12 +275,7 @@ class Seq2Seq(nn.Module):
         self, source: Tensor, lengths: Tensor, target_in: Tensor
     ) -> tuple[Tensor, Tensor | None]:
         """Teacher-forced logits ``(batch, T, target_vocab)`` and attention weights ``(batch, T, S)`` (or None)."""
-        if (
-            not isinstance(target_in, Tensor)
-            or target_in.dtype != torch.long
-            or target_in.dim() != 2
-        ):
-            raise TypeError("target_in must be a 2-D long tensor of token ids (batch, target_len)")
+        check_token_ids("target_in", target_in, axes="(batch, target_len)")
         if target_in.shape[0] != source.shape[0]:
             raise ValueError(
                 f"target_in has {target_in.shape[0]} rows but source has {source.shape[0]}"
