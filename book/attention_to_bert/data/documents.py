@@ -116,11 +116,6 @@ class Document:
     deciding_words: list[tuple[int, int]]
 
     @property
-    def text(self) -> str:
-        """The document as plain text, one sentence after another, each ending with a full stop."""
-        return " ".join(" ".join(sentence) + " ." for sentence in self.sentences)
-
-    @property
     def label_name(self) -> str:
         """``"positive"`` or ``"negative"``."""
         return DOCUMENT_LABELS[self.label]
