@@ -1,4 +1,4 @@
-"""Tests of bert/model.py: our BERT against transformers.BertModel on MiniLM's real weights, and
+"""Tests of bert.py: our BERT against transformers.BertModel on MiniLM's real weights, and
 clear errors on bad input."""
 
 import dataclasses

@@ -82,22 +82,14 @@ def mlm_mask(candidate: Callable[..., Any]) -> bool:
             "every chosen token became [MASK]: only 80% should; 10% get a random id, 10% stay",
         )
     else:
-        checker.expect(
-            abs(rate - 0.15) < 0.01,
-            f"{rate:.3f} of the non-special tokens were chosen, expected 0.15",
-        )
-        checker.expect(
-            abs(masked - 0.8) < 0.03,
-            f"{masked:.3f} of the chosen tokens became [MASK], expected 0.8",
-        )
-        checker.expect(
-            abs(randomised - 0.1) < 0.025,
-            f"{randomised:.3f} of the chosen tokens got a random id, expected 0.1",
-        )
-        checker.expect(
-            abs(kept - 0.1) < 0.025,
-            f"{kept:.3f} of the chosen tokens stayed unchanged, expected 0.1",
-        )
+        for share, expected, tolerance, what in (
+            (rate, 0.15, 0.01, "of the non-special tokens were chosen"),
+            (masked, 0.8, 0.03, "of the chosen tokens became [MASK]"),
+            (randomised, 0.1, 0.025, "of the chosen tokens got a random id"),
+            (kept, 0.1, 0.025, "of the chosen tokens stayed unchanged"),
+        ):
+            message = f"{share:.3f} {what}, expected {expected}"
+            checker.expect(abs(share - expected) < tolerance, message)
     replaced = corrupted[chosen & (corrupted != mask_id) & (corrupted != ids)]
     checker.expect(
         replaced.numel() == 0 or replaced.unique().numel() > 100,
