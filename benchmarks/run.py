@@ -146,7 +146,7 @@ def bench_mha(
     """Our ``MultiHeadAttention`` against ``torch.nn.MultiheadAttention`` with the same weights."""
     from torch import nn
 
-    from attention_to_bert.transformer import MultiHeadAttention
+    from attention_to_bert.multihead import MultiHeadAttention
 
     rows, labels, ratios = [], [], []
     for batch, length, d_model, heads in shapes:

@@ -276,25 +276,3 @@ def test_attention_rejects_bad_input():
         attention(q, k, v, score=lambda query, key: query.sum(-1))
     with pytest.raises(ValueError, match="batch dimensions"):
         attention(torch.zeros(2, 2, 3), torch.zeros(3, 4, 3), torch.zeros(3, 4, 5))
-
-
-# --- chapter 1 data: the regression problem for attention pooling ---
-
-
-def test_regression_data_is_seeded_sorted_and_noisy():
-    from attention_to_bert.data import regression_data, regression_function
-
-    data = regression_data(num_train=40, num_test=30, noise=0.5, seed=3)
-    assert data.x_train.shape == data.y_train.shape == (
-        40,
-    ) and data.x_test.shape == data.y_test.shape == (30,)
-    assert torch.equal(data.x_train, regression_data(num_train=40, num_test=30, seed=3).x_train)
-    assert not torch.equal(data.y_train, regression_data(num_train=40, num_test=30, seed=4).y_train)
-    assert (data.x_train.diff() >= 0).all() and data.x_train.min() >= 0 and data.x_train.max() <= 5
-    torch.testing.assert_close(data.y_test, regression_function(data.x_test))
-    residual = data.y_train - regression_function(data.x_train)
-    assert 0.3 < residual.std() < 0.7  # the noise is there, with roughly the asked-for size
-    noise_free = regression_data(noise=0.0)
-    torch.testing.assert_close(noise_free.y_train, regression_function(noise_free.x_train))
-    with pytest.raises(ValueError, match="num_test >= 2"):
-        regression_data(num_test=1)

@@ -8,7 +8,7 @@ import torch.nn.functional as F
 
 from attention_to_bert import checks
 from attention_to_bert.attention import attention
-from attention_to_bert.transformer import PositionalEncoding
+from attention_to_bert.positional import PositionalEncoding
 
 # --- self-attention: right answers written the way a student might, and typical wrong ones ---
 
@@ -109,7 +109,7 @@ def test_self_attention_checker_accepts_torch_reference(capsys):
             mixes_inputs_not_values,
             "the output mixes the inputs x; it must mix the values V = x @ w_v",
         ),
-        (output_only, "return a pair (output, weights), got Tensor"),
+        (output_only, "expected a pair (output, weights), got Tensor"),
         (unbatched_only, "raised RuntimeError"),
     ],
 )

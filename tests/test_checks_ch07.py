@@ -2,11 +2,18 @@
 
 import torch
 
-from attention_to_bert import bert, checks
+from attention_to_bert import checks
 
 
-def right(input_ids, special_mask, mask_id, vocab_size):
-    return bert.mask_tokens(input_ids, special_mask, mask_id=mask_id, vocab_size=vocab_size)
+def right(input_ids, special_mask, mask_id, vocab_size, mask_prob=0.15):
+    """BERT's rule: choose 15% of the ordinary tokens; of those, 80% [MASK], 10% random, 10% kept."""
+    chosen = (torch.rand(input_ids.shape) < mask_prob) & ~special_mask
+    labels = input_ids.masked_fill(~chosen, -100)
+    action = torch.rand(input_ids.shape)  # one draw decides what happens to a chosen token
+    corrupted = input_ids.masked_fill(chosen & (action < 0.8), mask_id)
+    to_random = chosen & (action >= 0.8) & (action < 0.9)
+    random_ids = torch.randint(vocab_size, input_ids.shape)
+    return torch.where(to_random, random_ids, corrupted), labels
 
 
 def always_mask(input_ids, special_mask, mask_id, vocab_size):
@@ -35,10 +42,7 @@ def in_place(input_ids, special_mask, mask_id, vocab_size):
 
 
 def wrong_rate(input_ids, special_mask, mask_id, vocab_size):
-    corrupted, labels = bert.mask_tokens(
-        input_ids, special_mask, mask_id=mask_id, vocab_size=vocab_size, mask_prob=0.3
-    )
-    return corrupted, labels
+    return right(input_ids, special_mask, mask_id, vocab_size, mask_prob=0.3)
 
 
 def random_half(input_ids, special_mask, mask_id, vocab_size):  # 50% [MASK], 50% random

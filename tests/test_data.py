@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from attention_to_bert.data import BOS, EOS, PAD, UNK, Vocabulary, pad_sequences
+from attention_to_bert.data.vocabulary import BOS, EOS, PAD, UNK, Vocabulary, pad_sequences
 
 
 def test_vocabulary_round_trip_with_specials_first():

@@ -5,12 +5,9 @@ import datetime
 import pytest
 import torch
 
-from attention_to_bert.data import (
-    BOS,
+from attention_to_bert.data.dates import (
     DATE_FORMATS,
     DATE_SOURCE_CHARS,
-    EOS,
-    PAD,
     date_splits,
     date_vocabularies,
     encode_pairs,
@@ -18,6 +15,7 @@ from attention_to_bert.data import (
     make_dates,
     make_digit_strings,
 )
+from attention_to_bert.data.vocabulary import BOS, EOS, PAD
 
 
 def test_every_format_is_named_by_how_it_writes_25_june_2009():

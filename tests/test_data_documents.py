@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from attention_to_bert.data import (
+from attention_to_bert.data.documents import (
     DOCUMENT_LABELS,
     MOVIE_ASPECTS,
     NEGATIONS,
@@ -150,8 +150,3 @@ def test_longer_and_crowded_documents_keep_their_promises():
         for document in crowded
     ]
     assert max(off_topic) == 6 and sum(off_topic) / len(off_topic) > 2.5
-
-
-def test_text_ends_sentences_with_full_stops():
-    document = Document([["what", "a", "good", "movie"], ["we", "left"]], 1, [0], [(0, 2), (0, 3)])
-    assert document.text == "what a good movie . we left ."

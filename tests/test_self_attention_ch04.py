@@ -1,4 +1,4 @@
-"""Chapter 4: the partner-finding data set, and the facts the chapter relies on, checked against torch."""
+"""Chapter 4: the facts the chapter relies on, checked against torch."""
 
 import math
 
@@ -7,90 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from attention_to_bert.attention import attention
-from attention_to_bert.data import PARTNER_SYMBOLS, partner_sequences
-from attention_to_bert.transformer import PositionalEncoding
-
-# --- the partner task ---
-
-
-def test_partner_sequences_shapes_and_dtypes():
-    letters, digits, partners = partner_sequences(
-        7, num_pairs=4, num_symbols=10, num_digits=3, seed=3
-    )
-    assert letters.shape == digits.shape == partners.shape == (7, 8)
-    assert letters.dtype == digits.dtype == partners.dtype == torch.long
-    assert 0 <= letters.min() and letters.max() < 10
-    assert 0 <= digits.min() and digits.max() < 3
-
-
-def test_every_letter_appears_twice_and_partners_point_to_the_other_copy():
-    letters, _, partners = partner_sequences(200, num_pairs=5, num_symbols=16, seed=0)
-    positions = torch.arange(10).expand(200, 10)
-    assert (partners != positions).all(), "a token is never its own partner"
-    assert torch.equal(letters.gather(1, partners), letters), "the partner holds the same letter"
-    assert torch.equal(partners.gather(1, partners), positions), (
-        "the partner's partner is the token itself"
-    )
-    for row in letters.tolist():
-        assert sorted(row.count(symbol) for symbol in set(row)) == [2] * 5
-
-
-def test_digits_are_independent_of_the_partner():
-    _, digits, partners = partner_sequences(2000, num_pairs=5, num_digits=10, seed=0)
-    same = (digits == digits.gather(1, partners)).float().mean().item()
-    assert same == pytest.approx(0.1, abs=0.02), (
-        "a partner's digit matches one's own only by chance"
-    )
-    assert torch.bincount(digits.flatten(), minlength=10).min() > 1500, "every digit is used"
-
-
-def test_partner_sequences_are_seeded_and_varied():
-    first = partner_sequences(50, seed=1)
-    again = partner_sequences(50, seed=1)
-    other = partner_sequences(50, seed=2)
-    assert all(torch.equal(a, b) for a, b in zip(first, again, strict=True))
-    assert not torch.equal(first[0], other[0]) and not torch.equal(first[1], other[1])
-    assert len({tuple(row) for row in first[0].tolist()}) == 50, "no sequence repeats"
-    assert len(set(first[0][:, 0].tolist())) > 8, "the order is random: every letter can come first"
-
-
-def test_partner_sequences_do_not_touch_global_random_state():
-    torch.manual_seed(0)
-    expected = torch.rand(1)
-    torch.manual_seed(0)
-    partner_sequences(10, seed=5)
-    assert torch.equal(torch.rand(1), expected)
-
-
-def test_partner_symbols_name_the_ids():
-    letters, _, _ = partner_sequences(1, num_pairs=26, num_symbols=26, seed=0)
-    assert "".join(sorted({PARTNER_SYMBOLS[i] for i in letters[0].tolist()})) == PARTNER_SYMBOLS
-
-
-@pytest.mark.parametrize(
-    ("kwargs", "error", "message"),
-    [
-        ({"num_sequences": 0}, ValueError, "num_sequences must be >= 1, got 0"),
-        ({"num_sequences": 2.0}, TypeError, "num_sequences must be an int, got float"),
-        ({"num_sequences": 2, "num_pairs": 0}, ValueError, "num_pairs must be >= 1, got 0"),
-        ({"num_sequences": 2, "num_pairs": True}, TypeError, "num_pairs must be an int, got bool"),
-        ({"num_sequences": 2, "num_digits": 0}, ValueError, "num_digits must be >= 1, got 0"),
-        (
-            {"num_sequences": 2, "num_pairs": 6, "num_symbols": 5},
-            ValueError,
-            "num_symbols must be >= 6",
-        ),
-        (
-            {"num_sequences": 2, "num_symbols": 27},
-            ValueError,
-            "between num_pairs (5) and 26, got 27",
-        ),
-    ],
-)
-def test_partner_sequences_rejects_bad_arguments(kwargs, error, message):
-    with pytest.raises(error, match=message.replace("(", r"\(").replace(")", r"\)")):
-        partner_sequences(**kwargs)
-
+from attention_to_bert.positional import PositionalEncoding
 
 # --- the chapter's claims, against the reference implementations ---
 

@@ -5,7 +5,8 @@ import torch
 
 from attention_to_bert import set_seed
 from attention_to_bert.attention import AdditiveScore, GeneralScore, masked_softmax
-from attention_to_bert.data import EOS, date_vocabularies, encode_pairs, make_digit_strings
+from attention_to_bert.data.dates import date_vocabularies, encode_pairs, make_digit_strings
+from attention_to_bert.data.vocabulary import EOS
 from attention_to_bert.seq2seq import (
     Decoder,
     Encoder,

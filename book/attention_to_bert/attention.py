@@ -17,19 +17,7 @@ from collections.abc import Callable
 import torch
 from torch import Tensor, nn
 
-from attention_to_bert.validate import check_int, check_mask, check_tensor
-
-__all__ = [
-    "AdditiveScore",
-    "GeneralScore",
-    "attention",
-    "cosine_score",
-    "dot_score",
-    "gaussian_score",
-    "masked_softmax",
-    "padding_mask",
-    "scaled_dot_score",
-]
+from attention_to_bert.validate import check_ints, check_mask, check_tensor
 
 ScoreFunction = Callable[[Tensor, Tensor], Tensor]
 
@@ -138,8 +126,7 @@ class GeneralScore(nn.Module):
 
     def __init__(self, query_size: int, key_size: int) -> None:
         super().__init__()
-        check_int("query_size", query_size)
-        check_int("key_size", key_size)
+        check_ints(query_size=query_size, key_size=key_size)
         self.query_size = query_size
         self.key_size = key_size
         self.key_projection = nn.Linear(key_size, query_size, bias=False)
@@ -167,12 +154,7 @@ class AdditiveScore(nn.Module):
 
     def __init__(self, query_size: int, key_size: int, hidden_size: int) -> None:
         super().__init__()
-        for name, size in (
-            ("query_size", query_size),
-            ("key_size", key_size),
-            ("hidden_size", hidden_size),
-        ):
-            check_int(name, size)
+        check_ints(query_size=query_size, key_size=key_size, hidden_size=hidden_size)
         self.query_size = query_size
         self.key_size = key_size
         self.hidden_size = hidden_size

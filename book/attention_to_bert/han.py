@@ -23,19 +23,17 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from attention_to_bert.attention import AdditiveScore, attention, dot_score
-from attention_to_bert.validate import check_mask, check_token_ids
-
-__all__ = [
-    "BiGRUEncoder",
-    "ContextAttention",
-    "HANOutput",
-    "HierarchicalAttentionNetwork",
-    "MeanPooling",
-]
+from attention_to_bert.validate import check_mask, check_tensor, check_token_ids
 
 SCORES = ("dot", "additive")
 """The scores of the attention layers, named as in ``seq2seq.SCORES``."""
 POOLINGS = ("attention", "mean")
+
+
+def _check_padded(name: str, values: Tensor, padding_mask: Tensor) -> None:
+    """``values`` ``(batch, length, features)`` and its ``padding_mask`` ``(batch, length)``."""
+    check_tensor(name, values, dim=3, axes="(batch, length, features)")
+    check_mask("padding_mask", padding_mask, tuple(values.shape[:2]), "True = padding")
 
 
 class BiGRUEncoder(nn.Module):
@@ -51,11 +49,7 @@ class BiGRUEncoder(nn.Module):
         self.output_size = 2 * hidden_size
 
     def forward(self, inputs: Tensor, padding_mask: Tensor) -> Tensor:
-        if inputs.dim() != 3:
-            raise ValueError(
-                f"inputs must have shape (batch, length, features), got {tuple(inputs.shape)}"
-            )
-        check_mask("padding_mask", padding_mask, tuple(inputs.shape[:2]), "True = padding")
+        _check_padded("inputs", inputs, padding_mask)
         lengths = (~padding_mask).sum(dim=1)
         outputs = inputs.new_zeros(*inputs.shape[:2], self.output_size)
         present = lengths > 0  # pack_padded_sequence refuses empty sequences: leave them at zero
@@ -84,9 +78,8 @@ class ContextAttention(nn.Module):
         if score not in SCORES:
             raise ValueError(f"score must be one of {SCORES}, got {score!r}")
         self.key_projection = nn.Linear(input_size, attention_size)  # u_i = tanh(W h_i + b)
-        self.context = nn.Parameter(
-            torch.randn(attention_size) / attention_size**0.5
-        )  # the query u
+        # the query u
+        self.context = nn.Parameter(torch.randn(attention_size) / attention_size**0.5)
         self.score_name = score
         self.score = (
             dot_score
@@ -99,14 +92,9 @@ class ContextAttention(nn.Module):
         return torch.tanh(self.key_projection(values))
 
     def forward(self, values: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
-        if values.dim() != 3:
-            raise ValueError(
-                f"values must have shape (batch, length, features), got {tuple(values.shape)}"
-            )
-        check_mask("padding_mask", padding_mask, tuple(values.shape[:2]), "True = padding")
-        query = self.context.expand(
-            values.shape[0], 1, -1
-        )  # one query per sequence: (batch, 1, attention_size)
+        _check_padded("values", values, padding_mask)
+        # one query per sequence: (batch, 1, attention_size)
+        query = self.context.expand(values.shape[0], 1, -1)
         pooled, weights = attention(
             query, self.keys(values), values, padding_mask[:, None, :], score=self.score
         )
@@ -120,15 +108,10 @@ class MeanPooling(nn.Module):
     """The baseline without attention: the plain mean of the unpadded states (uniform weights)."""
 
     def forward(self, values: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
-        if values.dim() != 3:
-            raise ValueError(
-                f"values must have shape (batch, length, features), got {tuple(values.shape)}"
-            )
-        check_mask("padding_mask", padding_mask, tuple(values.shape[:2]), "True = padding")
+        _check_padded("values", values, padding_mask)
         present = (~padding_mask).to(values.dtype)
-        weights = present / present.sum(dim=1, keepdim=True).clamp_min(
-            1.0
-        )  # an all-padding row stays 0
+        # an all-padding row stays 0
+        weights = present / present.sum(dim=1, keepdim=True).clamp_min(1.0)
         return (weights.unsqueeze(-1) * values).sum(dim=1), weights
 
 

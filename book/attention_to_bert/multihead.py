@@ -181,28 +181,23 @@ class MultiHeadAttention(nn.Module):
         self._check_inputs(query, key, value)
         batch, query_len, key_len = query.shape[0], query.shape[1], key.shape[1]
         mask = self.combined_mask(batch, query_len, key_len, key_padding_mask, attn_mask)
-        if (
-            query is key and key is value
-        ):  # self-attention: one (d_model -> 3 d_model) product, as torch does
+        # self-attention: one (d_model -> 3 d_model) product, as torch does
+        if query is key and key is value:
             q, k, v = self._projected_self_attention_inputs(query)
         else:
             q, k, v = self.q_proj(query), self.k_proj(key), self.v_proj(value)
         q = split_heads(q, self.num_heads)  # (batch, heads, query_len, head_dim)
         k = split_heads(k, self.num_heads)  # (batch, heads, key_len, head_dim)
         v = split_heads(v, self.num_heads)
-        scores = (q * self.head_dim**-0.5) @ k.transpose(
-            -2, -1
-        )  # (batch, heads, query_len, key_len)
+        # (batch, heads, query_len, key_len)
+        scores = (q * self.head_dim**-0.5) @ k.transpose(-2, -1)
         weights = masked_softmax(scores, mask)  # a fully masked row gets zero weights, not NaN
         weights = F.dropout(weights, p=self.dropout, training=self.training)
         context = weights @ v  # (batch, heads, query_len, head_dim)
         output = self.out_proj(merge_heads(context))
-        if (
-            mask is not None
-        ):  # a query that may attend to nothing outputs zeros (not the out_proj bias)
-            fully_masked = (
-                mask.all(dim=-1).all(dim=1).expand(batch, query_len)
-            )  # (batch, query_len)
+        # a query that may attend to nothing outputs zeros (not the out_proj bias)
+        if mask is not None:
+            fully_masked = mask.all(dim=-1).all(dim=1).expand(batch, query_len)
             output = output.masked_fill(fully_masked[..., None], 0.0)
         return output, weights
 

@@ -11,11 +11,10 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 
-def _as_matrix(weights, name: str = "weights") -> np.ndarray:
+def _as_matrix(weights) -> np.ndarray:
     if isinstance(weights, torch.Tensor):
         weights = weights.detach().cpu().float().numpy()
-    array = np.asarray(weights, dtype=float)
-    return array
+    return np.asarray(weights, dtype=float)
 
 
 def _check_labels(labels: Sequence[str] | None, size: int, axis: str) -> None:

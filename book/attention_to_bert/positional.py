@@ -1,7 +1,5 @@
-"""Position information for attention (chapter 4), which by itself ignores the order of its inputs.
-
-``PositionalEncoding`` adds the sinusoidal table of Vaswani et al. (2017); ``LearnedPositionalEncoding``
-adds a learned vector per position, as BERT does. Both take ``(batch, seq, d_model)``.
+"""Position information for attention (chapter 4), which by itself ignores the order of its inputs:
+``PositionalEncoding`` adds the sinusoidal table of Vaswani et al. (2017) to ``(batch, seq, d_model)``.
 """
 
 from __future__ import annotations
@@ -11,21 +9,7 @@ import math
 import torch
 from torch import nn
 
-from attention_to_bert.validate import check_int, check_tensor
-
-
-def _check_sequence(x: torch.Tensor, d_model: int, max_len: int, who: str) -> None:
-    check_tensor("x", x)
-    if x.dim() != 3:
-        raise ValueError(
-            f"{who} expects x of shape (batch, seq, d_model={d_model}), got {tuple(x.shape)}"
-        )
-    if x.shape[-1] != d_model:
-        raise ValueError(f"{who}: x's last dimension must be d_model={d_model}, got {x.shape[-1]}")
-    if x.shape[1] > max_len:
-        raise ValueError(
-            f"{who}: sequence length {x.shape[1]} exceeds max_len={max_len}; build it with a larger max_len"
-        )
+from attention_to_bert.validate import check_ints, check_tensor
 
 
 class PositionalEncoding(nn.Module):
@@ -37,8 +21,7 @@ class PositionalEncoding(nn.Module):
 
     def __init__(self, d_model: int, max_len: int = 512, dropout: float = 0.0) -> None:
         super().__init__()
-        check_int("d_model", d_model)
-        check_int("max_len", max_len)
+        check_ints(d_model=d_model, max_len=max_len)
         self.d_model, self.max_len = d_model, max_len
         position = torch.arange(max_len, dtype=torch.float32).unsqueeze(1)  # (max_len, 1)
         frequency = torch.exp(
@@ -51,20 +34,15 @@ class PositionalEncoding(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        _check_sequence(x, self.d_model, self.max_len, type(self).__name__)
+        check_tensor("x", x)
+        if x.dim() != 3 or x.shape[-1] != self.d_model:
+            raise ValueError(
+                f"PositionalEncoding expects x of shape (batch, seq, d_model={self.d_model}), "
+                f"got {tuple(x.shape)}"
+            )
+        if x.shape[1] > self.max_len:
+            raise ValueError(
+                f"PositionalEncoding: sequence length {x.shape[1]} exceeds max_len={self.max_len}; "
+                "build it with a larger max_len"
+            )
         return self.dropout(x + self.pe[: x.shape[1]])
-
-
-class LearnedPositionalEncoding(nn.Module):
-    """Adds a learned vector per position (an ``nn.Embedding(max_len, d_model)``), as BERT does."""
-
-    def __init__(self, d_model: int, max_len: int = 512, dropout: float = 0.0) -> None:
-        super().__init__()
-        self.d_model, self.max_len = d_model, max_len
-        self.embedding = nn.Embedding(max_len, d_model)
-        self.dropout = nn.Dropout(dropout)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        _check_sequence(x, self.d_model, self.max_len, type(self).__name__)
-        positions = torch.arange(x.shape[1], device=x.device)
-        return self.dropout(x + self.embedding(positions))

@@ -31,21 +31,10 @@ from attention_to_bert.attention import (
     dot_score,
     padding_mask,
 )
-from attention_to_bert.data import BOS, EOS, Vocabulary, encode_pairs
+from attention_to_bert.data.dates import encode_pairs
+from attention_to_bert.data.vocabulary import BOS, EOS, Vocabulary
 from attention_to_bert.training import train
-from attention_to_bert.validate import check_int, check_tensor, check_token_ids
-
-__all__ = [
-    "SCORES",
-    "Decoder",
-    "Encoder",
-    "Seq2Seq",
-    "exact_match",
-    "fit",
-    "greedy_decode",
-    "sequence_loss",
-    "translate",
-]
+from attention_to_bert.validate import check_int, check_ints, check_tensor, check_token_ids
 
 SCORES = ("additive", "dot", "general", None)
 """The attention scores a :class:`Seq2Seq` can use; ``None`` means no attention."""
@@ -76,12 +65,7 @@ class Encoder(nn.Module):
         self, vocab_size: int, embedding_size: int, hidden_size: int, pad_id: int = 0
     ) -> None:
         super().__init__()
-        for name, value in (
-            ("vocab_size", vocab_size),
-            ("embedding_size", embedding_size),
-            ("hidden_size", hidden_size),
-        ):
-            check_int(name, value)
+        check_ints(vocab_size=vocab_size, embedding_size=embedding_size, hidden_size=hidden_size)
         self.hidden_size = hidden_size
         self.embedding = nn.Embedding(vocab_size, embedding_size, padding_idx=pad_id)
         self.rnn = nn.GRU(embedding_size, hidden_size, batch_first=True, bidirectional=True)
@@ -117,13 +101,8 @@ class Decoder(nn.Module):
         score: str | None = "additive",
     ) -> None:
         super().__init__()
-        for name, value in (
-            ("vocab_size", vocab_size),
-            ("embedding_size", embedding_size),
-            ("hidden_size", hidden_size),
-            ("encoder_size", encoder_size),
-        ):
-            check_int(name, value)
+        check_ints(vocab_size=vocab_size, embedding_size=embedding_size)
+        check_ints(hidden_size=hidden_size, encoder_size=encoder_size)
         if score not in SCORES:
             raise ValueError(f"score must be one of {SCORES}, got {score!r}")
         if score == "dot" and hidden_size != encoder_size:
@@ -296,12 +275,7 @@ class Seq2Seq(nn.Module):
         self, source: Tensor, lengths: Tensor, target_in: Tensor
     ) -> tuple[Tensor, Tensor | None]:
         """Teacher-forced logits ``(batch, T, target_vocab)`` and attention weights ``(batch, T, S)`` (or None)."""
-        if (
-            not isinstance(target_in, Tensor)
-            or target_in.dtype != torch.long
-            or target_in.dim() != 2
-        ):
-            raise TypeError("target_in must be a 2-D long tensor of token ids (batch, target_len)")
+        check_token_ids("target_in", target_in, axes="(batch, target_len)")
         if target_in.shape[0] != source.shape[0]:
             raise ValueError(
                 f"target_in has {target_in.shape[0]} rows but source has {source.shape[0]}"

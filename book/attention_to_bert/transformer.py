@@ -3,11 +3,9 @@
 ``EncoderLayer``, ``DecoderLayer`` and ``Transformer`` equal their ``torch.nn`` twins after
 ``from_torch``; every forward also returns the attention weights of each layer. Submodules carry
 torch's names (``self_attn``, ``multihead_attn``, ``linear1``, ``linear2``, ``norm1``..``norm3``), so
-that copying weights is a plain name map.
-
-The pieces of earlier chapters are importable from here too: ``PositionalEncoding`` and
-``LearnedPositionalEncoding`` (``positional.py``, chapter 4); ``MultiHeadAttention``, the masks and
-the head split (``multihead.py``, chapter 5).
+that copying weights is a plain name map. The names DESIGN.md gives this module from earlier
+chapters are importable from here too: ``PositionalEncoding`` (``positional.py``), and
+``MultiHeadAttention`` and ``causal_mask`` (``multihead.py``).
 """
 
 from __future__ import annotations
@@ -16,26 +14,16 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attention_to_bert.multihead import (
-    MultiHeadAttention,
-    causal_mask,
-    merge_heads,
-    padding_mask_from_ids,
-    split_heads,
-)
-from attention_to_bert.positional import LearnedPositionalEncoding, PositionalEncoding
+from attention_to_bert.multihead import MultiHeadAttention, causal_mask
+from attention_to_bert.positional import PositionalEncoding
 
 __all__ = [
     "DecoderLayer",
     "EncoderLayer",
-    "LearnedPositionalEncoding",
     "MultiHeadAttention",
     "PositionalEncoding",
     "Transformer",
     "causal_mask",
-    "merge_heads",
-    "padding_mask_from_ids",
-    "split_heads",
 ]
 
 

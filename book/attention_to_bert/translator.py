@@ -9,14 +9,11 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from attention_to_bert.data import BOS, EOS, PAD, Vocabulary
-from attention_to_bert.transformer import (
-    PositionalEncoding,
-    Transformer,
-    causal_mask,
-    padding_mask_from_ids,
-)
-from attention_to_bert.validate import check_int, check_token_ids
+from attention_to_bert.data.vocabulary import BOS, EOS, PAD, Vocabulary
+from attention_to_bert.multihead import causal_mask, padding_mask_from_ids
+from attention_to_bert.positional import PositionalEncoding
+from attention_to_bert.transformer import Transformer
+from attention_to_bert.validate import check_int, check_ints, check_token_ids
 
 _SPECIAL_IDS = Vocabulary([]).stoi  # where data.Vocabulary puts <pad>, <bos> and <eos>
 
@@ -46,15 +43,11 @@ class Seq2SeqTransformer(nn.Module):
         eos_id: int = _SPECIAL_IDS[EOS],
     ) -> None:
         super().__init__()
-        for name, value in (
-            ("src_vocab_size", src_vocab_size),
-            ("tgt_vocab_size", tgt_vocab_size),
-            ("num_layers", num_layers),
-            ("max_len", max_len),
-        ):
-            check_int(name, value)
-        for name, value in (("pad_id", pad_id), ("bos_id", bos_id), ("eos_id", eos_id)):
-            check_int(name, value, minimum=0)
+        check_ints(src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size)
+        check_ints(num_layers=num_layers, max_len=max_len)
+        special_ids = {"pad_id": pad_id, "bos_id": bos_id, "eos_id": eos_id}
+        check_ints(minimum=0, **special_ids)
+        for name, value in special_ids.items():
             if value >= min(src_vocab_size, tgt_vocab_size):
                 raise ValueError(f"{name} must be a token id of both vocabularies, got {value}")
         self.d_model, self.max_len = d_model, max_len
@@ -64,13 +57,9 @@ class Seq2SeqTransformer(nn.Module):
         self.positional_encoding = PositionalEncoding(d_model, max_len=max_len, dropout=dropout)
         self.transformer = Transformer(d_model, num_heads, num_layers, num_layers, d_ff, dropout)
         self.generator = nn.Linear(d_model, tgt_vocab_size)
-        for embedding in (
-            self.src_embedding,
-            self.tgt_embedding,
-        ):  # std d_model^-0.5: after the √d_model
-            nn.init.normal_(
-                embedding.weight, std=d_model**-0.5
-            )  # scaling, entries of std 1, like the positions
+        # std d_model^-0.5: after the √d_model scaling, entries of std 1, like the positions
+        for embedding in (self.src_embedding, self.tgt_embedding):
+            nn.init.normal_(embedding.weight, std=d_model**-0.5)
             nn.init.zeros_(embedding.weight[pad_id])
 
     def _check_ids(self, ids: torch.Tensor, name: str, vocab_size: int) -> None:
@@ -215,8 +204,7 @@ def noam_schedule(d_model: int, warmup_steps: int, factor: float = 1.0) -> Calla
     for ``warmup_steps`` steps, peaks there, then decays like 1/√step. Step 0 is treated as step 1,
     so that it can be used with ``torch.optim.lr_scheduler.LambdaLR`` on an optimizer whose ``lr`` is 1.
     """
-    check_int("d_model", d_model)
-    check_int("warmup_steps", warmup_steps)
+    check_ints(d_model=d_model, warmup_steps=warmup_steps)
     if factor <= 0:
         raise ValueError(f"factor must be > 0, got {factor}")
 

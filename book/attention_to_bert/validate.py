@@ -17,6 +17,12 @@ def check_int(name: str, value: object, minimum: int = 1) -> None:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
 
 
+def check_ints(minimum: int = 1, **values: object) -> None:
+    """``check_int`` for each keyword argument: ``check_ints(num_heads=num_heads, d_ff=d_ff)``."""
+    for name, value in values.items():
+        check_int(name, value, minimum)
+
+
 def check_fraction(name: str, value: object, closed: bool = False) -> None:
     """A number in ``[0, 1)`` (``[0, 1]`` when ``closed``), such as a dropout rate or a probability."""
     if not isinstance(value, int | float) or isinstance(value, bool):

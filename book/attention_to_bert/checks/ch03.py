@@ -40,15 +40,9 @@ def attention_step(candidate: Callable[[torch.Tensor, torch.Tensor, torch.Tensor
         lengths_tensor = torch.tensor(lengths)
         for index, length in enumerate(lengths):
             outputs[index, length:] = 0.0  # like the encoder's outputs at padded positions
-        result = checker.call(
-            candidate, state.clone(), outputs.clone(), lengths_tensor.clone(), case=case
-        )
+        arguments = (state.clone(), outputs.clone(), lengths_tensor.clone())
+        result = checker.call(candidate, *arguments, case=case, pair="(context, weights)")
         if result is None:
-            continue
-        if not isinstance(result, tuple) or len(result) != 2:
-            checker.expect(
-                False, f"{case}: expected a pair (context, weights), got {type(result).__name__}"
-            )
             continue
         context, weights = result
         expected_context, expected_weights = _reference_attention_step(

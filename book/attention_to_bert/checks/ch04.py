@@ -38,15 +38,9 @@ def self_attention(candidate: Callable[..., Any]) -> bool:
         x = size * torch.randn(*x_shape, generator=generator)
         w_q, w_k = (size * torch.randn(d_model, d_k, generator=generator) for _ in range(2))
         w_v = torch.randn(d_model, d_v, generator=generator)
-        result = checker.call(
-            candidate, x.clone(), w_q.clone(), w_k.clone(), w_v.clone(), case=case
-        )
+        arguments = (x.clone(), w_q.clone(), w_k.clone(), w_v.clone())
+        result = checker.call(candidate, *arguments, case=case, pair="(output, weights)")
         if result is None:
-            continue
-        if not isinstance(result, tuple | list) or len(result) != 2:
-            checker.expect(
-                False, f"{case}: return a pair (output, weights), got {type(result).__name__}"
-            )
             continue
         output, weights = result
         expected_output, expected_weights = _reference_self_attention(x, w_q, w_k, w_v)

@@ -26,15 +26,11 @@ def mlm_mask(candidate: Callable[..., Any]) -> bool:
     special[:, 0] = True  # [CLS]
     special[:, -50:] = True  # [SEP] and padding
     original = ids.clone()
+    case = "200 sequences of 500 tokens"
     result = checker.call(
-        candidate, ids, special, mask_id, vocab_size, case="200 sequences of 500 tokens"
+        candidate, ids, special, mask_id, vocab_size, case=case, pair="(corrupted_ids, labels)"
     )
     if result is None:
-        return checker.report()
-    if not (isinstance(result, tuple | list) and len(result) == 2):
-        checker.expect(
-            False, f"expected a pair (corrupted_ids, labels), got {type(result).__name__}"
-        )
         return checker.report()
     corrupted, labels = result
     for name, tensor in (("corrupted_ids", corrupted), ("labels", labels)):
@@ -86,22 +82,14 @@ def mlm_mask(candidate: Callable[..., Any]) -> bool:
             "every chosen token became [MASK]: only 80% should; 10% get a random id, 10% stay",
         )
     else:
-        checker.expect(
-            abs(rate - 0.15) < 0.01,
-            f"{rate:.3f} of the non-special tokens were chosen, expected 0.15",
-        )
-        checker.expect(
-            abs(masked - 0.8) < 0.03,
-            f"{masked:.3f} of the chosen tokens became [MASK], expected 0.8",
-        )
-        checker.expect(
-            abs(randomised - 0.1) < 0.025,
-            f"{randomised:.3f} of the chosen tokens got a random id, expected 0.1",
-        )
-        checker.expect(
-            abs(kept - 0.1) < 0.025,
-            f"{kept:.3f} of the chosen tokens stayed unchanged, expected 0.1",
-        )
+        for share, expected, tolerance, what in (
+            (rate, 0.15, 0.01, "of the non-special tokens were chosen"),
+            (masked, 0.8, 0.03, "of the chosen tokens became [MASK]"),
+            (randomised, 0.1, 0.025, "of the chosen tokens got a random id"),
+            (kept, 0.1, 0.025, "of the chosen tokens stayed unchanged"),
+        ):
+            message = f"{share:.3f} {what}, expected {expected}"
+            checker.expect(abs(share - expected) < tolerance, message)
     replaced = corrupted[chosen & (corrupted != mask_id) & (corrupted != ids)]
     checker.expect(
         replaced.numel() == 0 or replaced.unique().numel() > 100,

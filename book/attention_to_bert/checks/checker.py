@@ -21,10 +21,18 @@ class Checker:
         self.problems: list[str] = []
         self.cases = 0
 
-    def call(self, function: Callable[..., Any], *args: Any, case: str = "", **kwargs: Any) -> Any:
+    def call(
+        self,
+        function: Callable[..., Any],
+        *args: Any,
+        case: str = "",
+        pair: str = "",
+        **kwargs: Any,
+    ) -> Any:
         """Call the student's function; an exception, or no return value (a stub), is recorded as a problem.
 
-        Returns the function's result, or None when there is nothing to check further.
+        With ``pair`` (the names of its parts, such as ``"(context, weights)"``), a result that is not a
+        pair is a problem too. Returns the result, or None when there is nothing to check further.
         """
         self.cases += 1
         try:
@@ -36,6 +44,10 @@ class Checker:
             self.problems.append(
                 f"{case or 'a test case'}: returned None; return the result (is the function body still `...`?)"
             )
+        elif pair and not (isinstance(result, tuple | list) and len(result) == 2):
+            got = type(result).__name__
+            self.problems.append(f"{case or 'a test case'}: expected a pair {pair}, got {got}")
+            return None
         return result
 
     def expect(self, condition: bool, message: str) -> bool:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import torch
 
 from attention_to_bert.data.vocabulary import Vocabulary, pad_sequences
-from attention_to_bert.validate import check_int
+from attention_to_bert.validate import check_int, check_ints
 
 _MONTHS = (
     "january",
@@ -131,8 +131,7 @@ def date_splits(
 
     All ``num_train + num_test`` dates are distinct, so no test date is seen in training in any format.
     """
-    check_int("num_train", num_train)
-    check_int("num_test", num_test)
+    check_ints(num_train=num_train, num_test=num_test)
     pairs = make_dates(num_train + num_test, seed=seed, formats=formats)
     source_vocab, target_vocab = date_vocabularies()
     return DateSplits(pairs[:num_train], pairs[num_train:], source_vocab, target_vocab)
@@ -143,8 +142,7 @@ def make_digit_strings(
 ) -> list[tuple[str, str]]:
     """Pairs (digit string, its reverse) — or a copy if ``reverse`` is False — with lengths uniform in
     ``min_length..max_length``: a task whose difficulty for a fixed-size memory grows with the length."""
-    check_int("num_examples", num_examples)
-    check_int("min_length", min_length)
+    check_ints(num_examples=num_examples, min_length=min_length)
     check_int("max_length", max_length, minimum=min_length)
     rng = random.Random(seed)
     pairs = []

@@ -17,63 +17,23 @@ DOCUMENT_LABELS = ("negative", "positive")
 # Sentiment words (they judge the movie and other things alike) and the negations that flip them:
 # "never boring plot" is positive.
 POSITIVE_WORDS = (
-    "good",
-    "great",
-    "excellent",
-    "wonderful",
-    "brilliant",
-    "superb",
-    "lovely",
-    "charming",
-    "fine",
-    "terrific",
-    "decent",
-    "delightful",
+    *"good great excellent wonderful brilliant superb".split(),
+    *"lovely charming fine terrific decent delightful".split(),
 )
 NEGATIVE_WORDS = (
-    "bad",
-    "awful",
-    "terrible",
-    "boring",
-    "dull",
-    "weak",
-    "poor",
-    "dreadful",
-    "messy",
-    "bland",
-    "horrible",
-    "lousy",
+    *"bad awful terrible boring dull weak".split(),
+    *"poor dreadful messy bland horrible lousy".split(),
 )
 NEGATIONS = ("not", "never", "hardly")
 _INTENSIFIERS = ("really", "very", "truly", "quite", "rather")
 # What an opinion is about: the movie (it decides the label) or something else (it does not).
 MOVIE_ASPECTS = (
-    "movie",
-    "film",
-    "plot",
-    "acting",
-    "story",
-    "script",
-    "ending",
-    "cast",
-    "dialogue",
-    "soundtrack",
-    "director",
-    "camera",
+    *"movie film plot acting story script".split(),
+    *"ending cast dialogue soundtrack director camera".split(),
 )
 OFF_TOPIC_THINGS = (
-    "popcorn",
-    "parking",
-    "weather",
-    "queue",
-    "bus",
-    "traffic",
-    "coffee",
-    "heating",
-    "restaurant",
-    "dinner",
-    "hotel",
-    "weekend",
+    *"popcorn parking weather queue bus traffic".split(),
+    *"coffee heating restaurant dinner hotel weekend".split(),
 )
 # Opinion frames: "{opinion}" is an optional intensifier or negation and a sentiment word, "{thing}" a noun.
 # Short review notes ("honestly never boring plot"). The words before an opinion vary from frame to frame
@@ -154,11 +114,6 @@ class Document:
     label: int
     deciding_sentences: list[int]
     deciding_words: list[tuple[int, int]]
-
-    @property
-    def text(self) -> str:
-        """The document as plain text, one sentence after another, each ending with a full stop."""
-        return " ".join(" ".join(sentence) + " ." for sentence in self.sentences)
 
     @property
     def label_name(self) -> str:
@@ -243,7 +198,7 @@ def make_documents(
 def document_splits(
     seed: int = 0, num_train: int = 2000, num_test: int = 1000
 ) -> tuple[list[Document], list[Document]]:
-    """The fixed train and test documents of chapter 2 (chapter 7 reuses them): ``(train, test)``.
+    """The fixed train and test documents of chapter 2: ``(train, test)``.
 
     Both come from one call of ``make_documents(num_train + num_test, seed)``, so they never overlap
     in generation order; identical short documents can still occur in both, as in real corpora.

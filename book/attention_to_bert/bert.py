@@ -1,13 +1,18 @@
-"""BERT's encoder, named like Hugging Face's ``modeling_bert.py`` so that real weights load by name,
-and ``load_minilm()``: the real all-MiniLM-L6-v2 weights and tokenizer, offline."""
+"""BERT from scratch, named like Hugging Face's ``modeling_bert.py`` so that real weights load by name.
+
+- ``BertConfig``: the fields of a BERT ``config.json`` (``BertConfig.from_json(path)``).
+- ``BertModel``: token + segment + position embeddings, then a stack of post-LN encoder layers (GELU).
+  ``forward(input_ids, token_type_ids=None, attention_mask=None)`` returns the last hidden states
+  ``(batch, seq, hidden)`` and the list of per-layer attention weights ``(batch, heads, seq, seq)``.
+- ``load_minilm()``: our ``BertModel`` with the real all-MiniLM-L6-v2 weights and its tokenizer, offline.
+"""
 
 from __future__ import annotations
 
 import json
 import math
 import os
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +22,7 @@ from torch import nn
 
 from attention_to_bert.attention import masked_softmax
 from attention_to_bert.multihead import merge_heads, split_heads
-from attention_to_bert.validate import (
-    check_token_ids,
-)
-
-IGNORE_INDEX = -100  # label of the positions a loss must skip (PyTorch's cross_entropy default)
+from attention_to_bert.validate import check_token_ids
 
 
 @dataclass
@@ -71,9 +72,6 @@ class BertConfig:
         if path.is_dir():
             path = path / "config.json"
         return cls.from_dict(json.loads(path.read_text()))
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
     @property
     def head_size(self) -> int:
@@ -128,9 +126,8 @@ class BertSelfAttention(nn.Module):
         query, key, value = (
             split_heads(layer(hidden), heads) for layer in (self.query, self.key, self.value)
         )
-        if (
-            self.use_sdpa and not need_weights
-        ):  # fused kernel: same result, the weights are never stored
+        # fused kernel: same result, the weights are never stored
+        if self.use_sdpa and not need_weights:
             additive = None
             if mask is not None:  # a finite "minus infinity", as Hugging Face's BERT adds
                 additive = torch.zeros(mask.shape, dtype=query.dtype, device=query.device)
@@ -139,9 +136,8 @@ class BertSelfAttention(nn.Module):
             context = F.scaled_dot_product_attention(
                 query, key, value, attn_mask=additive, dropout_p=p
             )
-            if (
-                mask is not None
-            ):  # a sequence with no token to attend to: zeros, not a uniform guess
+            # a sequence with no token to attend to: zeros, not a uniform guess
+            if mask is not None:
                 context = context.masked_fill(mask.all(dim=-1, keepdim=True), 0.0)
             return merge_heads(context), None
         weights = masked_softmax(query @ key.transpose(-1, -2) / math.sqrt(self.head_size), mask)
@@ -341,20 +337,13 @@ def load_minilm(attn_implementation: str = "eager"):
     config.__post_init__()
     model = BertModel(config)
     state = load_file(folder / "model.safetensors")
-    state.pop(
-        "embeddings.position_ids", None
-    )  # a saved torch.arange(512): we compute positions instead
+    # a saved torch.arange(512): we compute positions instead
+    state.pop("embeddings.position_ids", None)
     model.load_state_dict(state, strict=True)
     model.eval()
-    return model, load_minilm_tokenizer(folder)
-
-
-def load_minilm_tokenizer(folder: str | os.PathLike | None = None):
-    """MiniLM's WordPiece tokenizer (``transformers.BertTokenizerFast``), loaded offline from its folder."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from transformers import BertTokenizerFast
 
-    return BertTokenizerFast.from_pretrained(str(folder or minilm_path()), local_files_only=True)
+    return model, BertTokenizerFast.from_pretrained(str(folder), local_files_only=True)
 
 
 def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
@@ -366,8 +355,3 @@ def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tenso
         )
     weights = attention_mask.to(hidden.dtype).unsqueeze(-1)
     return (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
-
-
-def special_token_mask(input_ids: torch.Tensor, special_ids: Sequence[int]) -> torch.Tensor:
-    """True where ``input_ids`` holds one of ``special_ids`` ([CLS], [SEP], [PAD], ...)."""
-    return torch.isin(input_ids, torch.as_tensor(list(special_ids), device=input_ids.device))
