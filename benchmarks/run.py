@@ -1,6 +1,6 @@
 """Benchmarks of the book: our implementations against the references, and the book's own run time.
 
-    python benchmarks/run.py                  # everything: about 8 minutes on a quiet 2-core laptop, most of it
+    python benchmarks/run.py                  # everything: about 4 minutes on a quiet 2-core laptop, most of it
                                               # executing the notebooks (--only mha bert scaling: about 2)
     python benchmarks/run.py --only mha bert  # some sections: mha, bert, scaling, notebooks, site
     python benchmarks/run.py --quick          # fewer rounds and sizes: a smoke test, not for the record
@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT / "book"))
 from attention_to_bert import choose_device, set_seed  # noqa: E402
 
 MHA_TARGET, BERT_TARGET = 1.10, 1.05
-CHAPTER_TARGET_S, BOOK_TARGET_S, SITE_TARGET_S = 90.0, 480.0, 60.0
+CHAPTER_TARGET_S, BOOK_TARGET_S, SITE_TARGET_S = 75.0, 360.0, 60.0
 MHA_SHAPES = [(32, 32, 128, 4), (16, 64, 256, 8), (8, 128, 512, 8), (4, 256, 512, 8)]
 SCALING_LENGTHS = [64, 128, 256, 512, 1024, 2048]
 
