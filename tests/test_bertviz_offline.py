@@ -16,13 +16,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from urllib.parse import urlsplit
 from urllib.request import urlopen
 
 import bertviz
 import nbformat
 import pytest
 import torch
+from test_browser import is_local
 
 from attention_to_bert import bertviz_offline
 
@@ -40,12 +40,6 @@ def attention(layers: int = 2, heads: int = 12) -> list[torch.Tensor]:
     ]
 
 
-def _is_local(url: str) -> bool:
-    return urlsplit(url).hostname in ("127.0.0.1", "localhost") or not url.startswith(
-        ("http:", "https:")
-    )
-
-
 def offline_page(browser):
     """A page whose requests outside the machine are aborted; returns (context, page, errors, aborted)."""
     context = browser.new_context(viewport={"width": 1280, "height": 800})
@@ -55,7 +49,7 @@ def offline_page(browser):
         aborted.append(route.request.url)
         route.abort("internetdisconnected")
 
-    context.route(lambda url: not _is_local(url), abort)
+    context.route(lambda url: not is_local(url), abort)
     page = context.new_page()
     errors: list[str] = []
     page.on(

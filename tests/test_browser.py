@@ -288,7 +288,8 @@ class Traffic:
     aborted: list[str] = field(default_factory=list)
 
 
-def _is_local(url: str) -> bool:
+def is_local(url: str) -> bool:
+    """Whether a request stays on this machine (the local server, file:, data:, about:)."""
     return urlsplit(url).hostname in ("127.0.0.1", "localhost") or not url.startswith(
         ("http:", "https:")
     )
@@ -326,7 +327,7 @@ def _new_context(browser, mode: str, color_scheme: str = "light"):
             route.abort("internetdisconnected")
 
     context.route(
-        lambda url: not _is_local(url), handle
+        lambda url: not is_local(url), handle
     )  # requests to the local server go through untouched
     context.set_default_timeout(
         60_000

@@ -7,44 +7,23 @@ text, and loaded (complete, naturalWidth > 0). Checked three ways:
 * "file": the copied site opened from disk (file:// URLs), every outside request aborted.
 And once in the dark theme: a diagram keeps its light background there (readable on the dark page).
 
-The browser runs in a child process (this file run as a script): Playwright's sync API refuses a second
-instance in a thread that already runs one, and tests/test_browser.py keeps its own for the whole session.
-Chromium comes from Debian (`apt-get install chromium`), never from `playwright install`; where it is missing
-the checks are skipped with that advice, or fail when BOOK_REQUIRE_BROWSER=1 (as in CI).
+The browser is the session's (the `browser` fixture of tests/conftest.py): Debian's Chromium, never
+`playwright install`; where it is missing the checks are skipped with advice, or fail when
+BOOK_REQUIRE_BROWSER=1 (as in CI).
 """
 
 from __future__ import annotations
 
 import io
-import json
-import os
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import nbformat
 import pytest
+from test_browser import is_local
 
 ROOT = Path(__file__).resolve().parents[1]
 DIAGRAMS = ROOT / "book" / "images" / "diagrams"
-CHROMIUM = Path(os.environ.get("BOOK_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-INSTALL_ADVICE = (
-    "the browser checks of the diagrams need Debian's Chromium at {path}: install it with "
-    "`sudo apt-get install chromium` and `pip install -r requirements.txt` for Playwright (never "
-    "`playwright install`), or point BOOK_CHROMIUM at a Chromium binary"
-)
 CHAPTERS = sorted((ROOT / "book").glob("0[1-7]_*.ipynb"))
 IMAGE = re.compile(r"!\[[^\]]*\]\(images/diagrams/(?P<name>[\w-]+\.svg)\)")
 
@@ -77,105 +56,58 @@ def chapter_pages() -> dict[str, list[str]]:
     return {f"book/{notebook.stem}.html": expected_diagrams(notebook) for notebook in CHAPTERS}
 
 
-# ---------------------------------------------------------------------------------------------------
-# The child process: open the pages, report what it saw as JSON
-
-
-def _is_local(url: str) -> bool:
-    return urlsplit(url).hostname in ("127.0.0.1", "localhost") or not url.startswith(
-        ("http:", "https:")
-    )
-
-
-def browse(base: str, pages: dict[str, list[str]], mode: str, dark_page: str | None) -> dict:
-    """Open each page; return, per page, the diagram images found and the requests aborted."""
-    from playwright.sync_api import sync_playwright
-
+def browse(browser, base: str, mode: str, dark_page: str | None = None) -> dict:
+    """Open each chapter page; return, per page, the diagram images found and the requests aborted."""
+    pages = chapter_pages()
     names = sorted(p.name for p in DIAGRAMS.glob("*.svg"))
     report: dict = {"pages": {}, "aborted": [], "dark": None}
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS, headless=True
-        )
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
-        context.set_default_timeout(60_000)
-        context.set_default_navigation_timeout(120_000)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(60_000)
+    context.set_default_navigation_timeout(120_000)
+    if mode != "online":
+
+        def refuse(route) -> None:
+            report["aborted"].append(route.request.url)
+            route.abort("internetdisconnected")
+
+        context.route(lambda url: not is_local(url), refuse)
+    for page_path in pages:
+        page = context.new_page()
+        try:
+            page.goto(base + page_path, wait_until="load")
+            report["pages"][page_path] = page.evaluate(DIAGRAM_IMAGES, names)
+        finally:
+            page.close()
+    context.close()
+    if dark_page:
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme="dark")
         if mode != "online":
-
-            def refuse(route) -> None:
-                report["aborted"].append(route.request.url)
-                route.abort("internetdisconnected")
-
-            context.route(lambda url: not _is_local(url), refuse)
-        for page_path in pages:
-            page = context.new_page()
-            try:
-                page.goto(base + page_path, wait_until="load")
-                report["pages"][page_path] = page.evaluate(DIAGRAM_IMAGES, names)
-            finally:
-                page.close()
-        context.close()
-        if dark_page:
-            context = browser.new_context(
-                viewport={"width": 1280, "height": 900}, color_scheme="dark"
+            context.route(
+                lambda url: not is_local(url),
+                lambda route: route.abort("internetdisconnected"),
             )
-            if mode != "online":
-                context.route(
-                    lambda url: not _is_local(url),
-                    lambda route: route.abort("internetdisconnected"),
-                )
-            page = context.new_page()
-            page.goto(base + dark_page, wait_until="load")
-            page.evaluate(DIAGRAM_IMAGES, names)
-            theme = page.evaluate("() => document.documentElement.dataset.theme")
-            image = page.locator(f"img[src$='/{pages[dark_page][0]}']").first
-            image.scroll_into_view_if_needed()
-            shot = image.screenshot()
-            body = page.evaluate("() => getComputedStyle(document.body).backgroundColor")
-            report["dark"] = {"theme": theme, "body": body, "png": shot.hex()}
-            context.close()
-        browser.close()
+        page = context.new_page()
+        page.goto(base + dark_page, wait_until="load")
+        page.evaluate(DIAGRAM_IMAGES, names)
+        theme = page.evaluate("() => document.documentElement.dataset.theme")
+        image = page.locator(f"img[src$='/{pages[dark_page][0]}']").first
+        image.scroll_into_view_if_needed()
+        shot = image.screenshot()
+        body = page.evaluate("() => getComputedStyle(document.body).backgroundColor")
+        report["dark"] = {"theme": theme, "body": body, "png": shot}
+        context.close()
     return report
 
 
-def _mean_brightness(png_hex: str) -> float:
+def _mean_brightness(png: bytes) -> float:
     import matplotlib.image
 
-    pixels = matplotlib.image.imread(io.BytesIO(bytes.fromhex(png_hex)), format="png")
+    pixels = matplotlib.image.imread(io.BytesIO(png), format="png")
     return float(pixels[..., :3].mean())
 
 
 # ---------------------------------------------------------------------------------------------------
 # The tests
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Path:
-    require = os.environ.get("BOOK_REQUIRE_BROWSER") == "1"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        if require:
-            raise
-        pytest.skip(INSTALL_ADVICE.format(path=CHROMIUM) + " (Playwright is not installed)")
-    if not (CHROMIUM.exists() or shutil.which(str(CHROMIUM))):
-        if require:
-            pytest.fail(INSTALL_ADVICE.format(path=CHROMIUM))
-        pytest.skip(INSTALL_ADVICE.format(path=CHROMIUM))
-    return CHROMIUM
-
-
-def run_browser(base: str, mode: str, dark_page: str | None = None) -> dict:
-    arguments = json.dumps(
-        {"base": base, "pages": chapter_pages(), "mode": mode, "dark_page": dark_page}
-    )
-    result = subprocess.run(
-        [sys.executable, __file__, arguments], capture_output=True, text=True, timeout=900, cwd=ROOT
-    )
-    assert result.returncode == 0, (
-        f"the browser process failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
-    )
-    return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 def diagram_problems(report: dict) -> list[str]:
@@ -206,8 +138,9 @@ def test_every_chapter_has_a_diagram_to_check():
 
 
 @pytest.mark.parametrize("mode", ["online", "offline"])
-def test_every_diagram_loads_on_every_chapter_page(chromium, site_server, mode):
-    report = run_browser(
+def test_every_diagram_loads_on_every_chapter_page(browser, site_server, mode):
+    report = browse(
+        browser,
         site_server.url,
         mode,
         dark_page="book/04_self_attention.html" if mode == "offline" else None,
@@ -230,13 +163,7 @@ def test_every_diagram_loads_on_every_chapter_page(chromium, site_server, mode):
         )
 
 
-def test_every_diagram_loads_in_the_copied_site_opened_as_files(chromium, built_site):
-    report = run_browser(built_site.resolve().as_uri() + "/", "file")
+def test_every_diagram_loads_in_the_copied_site_opened_as_files(browser, built_site):
+    report = browse(browser, built_site.resolve().as_uri() + "/", "file")
     problems = diagram_problems(report)
     assert not problems, "(file)\n" + "\n".join(problems)
-
-
-if __name__ == "__main__":
-    options = json.loads(sys.argv[1])
-    outcome = browse(options["base"], options["pages"], options["mode"], options.get("dark_page"))
-    print(json.dumps(outcome))
