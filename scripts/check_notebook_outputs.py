@@ -4,12 +4,15 @@
 
 A chapter is committed with the outputs of one clean run, top to bottom: code cells numbered 1, 2,
 3, ... in order, kernelspec and language_info present, and no error, no stderr (warnings), no
-absolute path of the writer's machine, no object repr (``<Figure ... at 0x...>``) in any output.
+absolute path of the writer's machine, no object repr (``<Figure ... at 0x...>``) in any output, and
+no stream split over consecutive outputs (one box each on the website; `python
+scripts/execute_notebooks.py --merge-streams-only` merges them).
 nbval then proves that the outputs reproduce; this is the quick check for pre-commit.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 from pathlib import Path
@@ -26,6 +29,19 @@ def output_text(output: dict) -> str:
         return output.get("text", "")
     data = output.get("data", {})
     return "".join(str(data.get(kind, "")) for kind in ("text/plain", "text/html", "text/markdown"))
+
+
+def split_streams(notebook: nbformat.NotebookNode) -> list[str]:
+    """Where a code cell stores two consecutive stream outputs of the same name."""
+    found = []
+    for index, cell in enumerate(notebook.cells):
+        for first, second in itertools.pairwise(cell.get("outputs", [])):
+            if first.output_type == second.output_type == "stream" and first.name == second.name:
+                found.append(
+                    f"cell {index}: two {first.name} outputs in a row ({second.text[:40]!r}); "
+                    "merge them with `python scripts/execute_notebooks.py --merge-streams-only`"
+                )
+    return found
 
 
 def problems(path: Path) -> list[str]:
@@ -56,6 +72,7 @@ def problems(path: Path) -> list[str]:
                 found.append(
                     f"{where}: an object repr is stored: {OBJECT_REPR.search(text).group(0)!r}"
                 )
+    found += split_streams(notebook)
     if counts != list(range(1, len(counts) + 1)):
         found.append(
             "not executed once, top to bottom in a clean kernel (execution counts 1, 2, 3, ...)"

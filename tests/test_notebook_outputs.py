@@ -34,8 +34,18 @@ def test_each_kind_of_bad_output_is_named(tmp_path):
         new_code_cell("x", outputs=[o], execution_count=n)
         for n, o in zip([1, 2, 3, 5], outputs, strict=True)
     ]
+    epochs = [new_output("stream", name="stdout", text=f"epoch {n}\n") for n in (1, 2)]
+    notebook.cells.append(new_code_cell("train()", outputs=epochs, execution_count=6))
     path = tmp_path / "01_x.ipynb"
     nbformat.write(notebook, path)
     found = "\n".join(checker.problems(path))
-    for expected in ("an error", "stderr", "absolute path", "object repr", "top to bottom"):
+    expectations = (
+        "an error",
+        "stderr",
+        "absolute path",
+        "object repr",
+        "top to bottom",
+        "in a row",
+    )
+    for expected in expectations:
         assert expected in found, found

@@ -1,45 +1,21 @@
-"""The stored notebooks keep one output per stream per cell (one box on the website, not one per print).
+"""One output per stream per cell (one box on the website, not one per print).
 
 scripts/execute_notebooks.py merges consecutive stream outputs of one name when it stores a notebook;
 `python scripts/execute_notebooks.py --merge-streams-only` does it for stored notebooks without a run.
+That the stored notebooks have no split stream is checked with their other stored-output rules by
+scripts/check_notebook_outputs.py (tests/test_notebook_outputs.py, and pre-commit).
 """
 
-import itertools
 import sys
 from pathlib import Path
 
 import nbformat
-import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 import execute_notebooks  # noqa: E402
-
-NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
-
-
-def split_streams(notebook) -> list[str]:
-    """Where a code cell stores two consecutive stream outputs of the same name."""
-    found = []
-    for index, cell in enumerate(notebook.cells):
-        outputs = cell.get("outputs", [])
-        for first, second in itertools.pairwise(outputs):
-            if first.output_type == second.output_type == "stream" and first.name == second.name:
-                found.append(
-                    f"cell {index}: two {first.name} outputs in a row ({second.text[:40]!r})"
-                )
-    return found
-
-
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.name)
-def test_each_cell_stores_one_output_per_stream(notebook):
-    split = split_streams(nbformat.read(notebook, as_version=4))
-    assert not split, (
-        f"{notebook.name}: consecutive stream outputs (one box each on the website); run "
-        f"`python scripts/execute_notebooks.py --merge-streams-only book/{notebook.name}`\n"
-        + "\n".join(split)
-    )
+from check_notebook_outputs import split_streams  # noqa: E402
 
 
 def test_merging_joins_consecutive_streams_of_one_name_only():
