@@ -1,18 +1,13 @@
-"""Chapter 6's translator: Seq2SeqTransformer, greedy decoding, beam search and the warm-up schedule."""
+"""Chapter 6's translator: Seq2SeqTransformer and the warm-up schedule (chapter 6 checks its decoders)."""
 
 import math
 
 import pytest
 import torch
 
-from attention_to_bert.translator import (
-    Seq2SeqTransformer,
-    beam_search,
-    greedy_decode,
-    noam_schedule,
-)
+from attention_to_bert.translator import Seq2SeqTransformer, noam_schedule
 
-PAD, BOS, EOS = 0, 2, 3
+PAD, BOS = 0, 2
 
 
 def small_model(**overrides) -> Seq2SeqTransformer:
@@ -107,95 +102,6 @@ def test_bad_inputs_give_clear_errors():
         model(torch.randint(4, 20, (1, 33)), torch.randint(4, 15, (1, 3)))
     with pytest.raises(ValueError, match="pad_id"):
         Seq2SeqTransformer(10, 10, pad_id=10)
-    with pytest.raises(ValueError, match="max_length must be >= 1"):
-        greedy_decode(model, torch.randint(4, 20, (1, 5)), max_length=0)
-    with pytest.raises(ValueError, match="one sequence"):
-        beam_search(model, torch.randint(4, 20, (2, 5)), max_length=5)
-
-
-class _Scripted(Seq2SeqTransformer):
-    """A model whose decoder emits a fixed script per row, to test the decoding loops."""
-
-    def __init__(self, scripts: list[list[int]]) -> None:
-        super().__init__(
-            10, 10, d_model=8, num_heads=2, num_layers=1, d_ff=8, dropout=0.0, max_len=16
-        )
-        self.scripts = scripts
-
-    def decode(self, tgt_in_ids, memory, src_ids):
-        steps = tgt_in_ids.shape[1]
-        logits = torch.full((tgt_in_ids.shape[0], steps, 10), -10.0)
-        for row, script in enumerate(self.scripts):
-            logits[row, -1, script[min(steps - 1, len(script) - 1)]] = 10.0
-        return logits, [], []
-
-
-def test_greedy_decode_stops_at_eos_and_pads_after_it():
-    model = _Scripted([[5, 6, EOS, 7, 7], [5, EOS, 8, 8, 8]])
-    out, _ = greedy_decode(model, torch.randint(4, 10, (2, 4)), max_length=10)
-    assert out.tolist() == [[5, 6, EOS], [5, EOS, PAD]]  # stopped once both rows made <eos>
-    never = _Scripted([[5, 6, 7]])
-    assert greedy_decode(never, torch.randint(4, 10, (1, 4)), max_length=4)[0].tolist() == [
-        [5, 6, 7, 7]
-    ]
-
-
-def test_greedy_decode_returns_the_cross_attention_that_chose_each_token():
-    model = small_model()
-    src = torch.randint(4, 20, (3, 6))
-    out, weights = greedy_decode(model, src, max_length=8)
-    _, attentions = model(src, torch.cat([torch.full((3, 1), BOS), out[:, :-1]], dim=1))
-    assert weights.shape == (3, 4, out.shape[1], 6)
-    torch.testing.assert_close(weights, attentions["cross"][-1])
-
-
-def test_greedy_decode_agrees_with_teacher_forcing_on_its_own_output():
-    model = small_model()
-    src = torch.randint(4, 20, (3, 6))
-    out = greedy_decode(model, src, max_length=8)[0]
-    logits, _ = model(src, torch.cat([torch.full((3, 1), BOS), out[:, :-1]], dim=1))
-    for row in range(3):
-        ended = (out[row] == EOS).nonzero()
-        stop = int(ended[0]) + 1 if len(ended) else out.shape[1]
-        assert torch.equal(logits[row, :stop].argmax(-1), out[row, :stop])
-
-
-def test_beam_search_with_one_beam_is_greedy_and_scores_are_sorted():
-    model = small_model()
-    src = torch.randint(4, 20, (1, 6))
-    greedy = greedy_decode(model, src, max_length=8)[0][0].tolist()
-    (best, _), *_ = beam_search(model, src, max_length=8, beam_size=1)
-    assert best == greedy[: len(best)]
-    hypotheses = beam_search(model, src, max_length=8, beam_size=4)
-    scores = [score for _, score in hypotheses]
-    assert scores == sorted(scores, reverse=True) and all(score <= 0 for score in scores)
-
-
-def test_beam_search_finds_a_better_sequence_than_greedy():
-    # step 1: greedy takes 5 (p=0.6) over 6 (p=0.4); after 5 the model is unsure, after 6 it is sure of <eos>
-    class Trap(Seq2SeqTransformer):
-        def __init__(self):
-            super().__init__(
-                10, 10, d_model=8, num_heads=2, num_layers=1, d_ff=8, dropout=0.0, max_len=16
-            )
-
-        def decode(self, tgt_in_ids, memory, src_ids):
-            probs = torch.full((tgt_in_ids.shape[0], tgt_in_ids.shape[1], 10), 1e-6)
-            for row, prefix in enumerate(tgt_in_ids.tolist()):
-                last = prefix[-1]
-                if last == BOS:
-                    probs[row, -1, 5], probs[row, -1, 6] = 0.6, 0.4
-                elif last == 5:
-                    probs[row, -1, 7], probs[row, -1, 8], probs[row, -1, EOS] = 0.3, 0.3, 0.3
-                else:
-                    probs[row, -1, EOS] = 1.0
-            return probs.log(), [], []
-
-    model = Trap()
-    src = torch.randint(4, 10, (1, 4))
-    assert greedy_decode(model, src, max_length=5)[0][0].tolist()[:2] == [5, EOS]  # ties: first max
-    best, score = beam_search(model, src, max_length=5, beam_size=2)[0]
-    assert best == [6, EOS] and score == pytest.approx(math.log(0.4), abs=1e-4)
 
 
 def test_noam_schedule_rises_linearly_peaks_at_warmup_then_decays():

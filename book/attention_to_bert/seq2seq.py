@@ -70,10 +70,6 @@ class Encoder(nn.Module):
         self.embedding = nn.Embedding(vocab_size, embedding_size, padding_idx=pad_id)
         self.rnn = nn.GRU(embedding_size, hidden_size, batch_first=True, bidirectional=True)
 
-    @property
-    def output_size(self) -> int:
-        return 2 * self.hidden_size
-
     def forward(self, source: Tensor, lengths: Tensor) -> tuple[Tensor, Tensor]:
         _check_source(source, lengths)
         packed = nn.utils.rnn.pack_padded_sequence(
@@ -89,7 +85,9 @@ class Encoder(nn.Module):
 class Decoder(nn.Module):
     """A GRU decoder that attends over the encoder outputs at every step (or, with ``score=None``, does not).
 
-    ``step`` computes one output distribution; ``forward`` runs all steps with teacher forcing.
+    ``step`` computes one output distribution; ``forward`` runs all steps with teacher forcing. The
+    keys' projection does not depend on the step: ``forward`` and :func:`greedy_decode` compute it once
+    per sentence (:meth:`project_keys`) and pass it to every step.
     """
 
     def __init__(
@@ -109,7 +107,6 @@ class Decoder(nn.Module):
             raise ValueError(
                 f"the dot score needs hidden_size == encoder_size, got {hidden_size} and {encoder_size}"
             )
-        self.score_name = score
         self.hidden_size = hidden_size
         self.score: nn.Module | Callable[[Tensor, Tensor], Tensor] | None
         if score == "additive":
@@ -124,66 +121,50 @@ class Decoder(nn.Module):
         self.init_state = nn.Linear(encoder_size, hidden_size)
         self.cell = nn.GRUCell(embedding_size + encoder_size, hidden_size)
         self.output = nn.Linear(hidden_size + encoder_size + embedding_size, vocab_size)
-        self._projected_keys: tuple[Tensor, Tensor] | None = None
 
     def start(self, encoder_final: Tensor) -> Tensor:
         """The first decoder state ``s_0 = tanh(W_init h_final)``."""
         return torch.tanh(self.init_state(encoder_final))
 
-    def context(
-        self, state: Tensor, encoder_outputs: Tensor, encoder_final: Tensor, source_mask: Tensor
-    ) -> tuple[Tensor, Tensor | None]:
-        """The context ``c_t`` ``(batch, encoder_size)`` for query ``state`` and its weights ``(batch, source_len)``."""
-        if self.score is None:
-            return encoder_final, None
-        # One query per sequence: (batch, 1, hidden) against keys = values = encoder outputs (batch, S, enc).
-        context, weights = attention(
-            state.unsqueeze(1),
-            encoder_outputs,
-            encoder_outputs,
-            mask=source_mask.unsqueeze(1),
-            score=self._step_score,
-        )
-        return context.squeeze(1), weights.squeeze(1)
+    def project_keys(self, encoder_outputs: Tensor) -> Tensor:
+        """The keys as the score meets them: ``W_k h_j`` (additive), ``W h_j`` (general) or ``h_j``."""
+        if isinstance(self.score, (AdditiveScore, GeneralScore)):
+            return self.score.key_projection(encoder_outputs)
+        return encoder_outputs
 
-    def _step_score(self, query: Tensor, key: Tensor) -> Tensor:
-        """``self.score(query, key)``, reusing the key projection (``W_k h_j`` or ``W h_j``) when it is cached.
-
-        The projection of the keys does not depend on the step, so Bahdanau et al. and Luong et al. compute
-        it once per sentence; :meth:`forward` and :func:`greedy_decode` cache it in ``self._projected_keys``.
-        """
-        cached = getattr(self, "_projected_keys", None)
-        if cached is None or cached[0] is not key:
-            return self.score(query, key)
+    def _score(self, query: Tensor, keys: Tensor) -> Tensor:
+        """``score(query, h_j)`` from the projected keys: the score's formula, key part precomputed."""
         if isinstance(self.score, AdditiveScore):
             hidden = torch.tanh(
-                self.score.query_projection(query).unsqueeze(-2) + cached[1].unsqueeze(-3)
+                self.score.query_projection(query).unsqueeze(-2) + keys.unsqueeze(-3)
             )
             return self.score.v(hidden).squeeze(-1)
-        return query @ cached[1].transpose(-2, -1)  # GeneralScore: q . (W h_j)
+        return dot_score(query, keys)  # dot: s . h_j, general: s . (W h_j)
 
-    def cache_keys(self, encoder_outputs: Tensor | None) -> None:
-        """Project the keys once for all steps (additive and general scores); ``None`` clears the cache."""
-        self._projected_keys = None
-        if encoder_outputs is not None and isinstance(self.score, (AdditiveScore, GeneralScore)):
-            self._projected_keys = (encoder_outputs, self.score.key_projection(encoder_outputs))
-
-    def _advance(
+    def context(
         self,
-        embedded: Tensor,
         state: Tensor,
         encoder_outputs: Tensor,
         encoder_final: Tensor,
         source_mask: Tensor,
-    ) -> tuple[Tensor, Tensor, Tensor | None]:
-        """The recurrence of one step: the context for ``state``, then the new state; returns both and the weights."""
-        context, weights = self.context(state, encoder_outputs, encoder_final, source_mask)
-        state = self.cell(torch.cat([embedded, context], dim=-1), state)
-        return state, context, weights
+        keys: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor | None]:
+        """The context ``c_t`` ``(batch, encoder_size)`` for query ``state`` and its weights ``(batch, source_len)``.
 
-    def _logits(self, state: Tensor, context: Tensor, embedded: Tensor) -> Tensor:
-        """The output layer; it works on one step ``(batch, ...)`` or on all steps ``(batch, T, ...)`` at once."""
-        return self.output(torch.cat([state, context, embedded], dim=-1))
+        ``keys``: ``project_keys(encoder_outputs)``, computed here if not given.
+        """
+        if self.score is None:
+            return encoder_final, None
+        keys = self.project_keys(encoder_outputs) if keys is None else keys
+        # One query per sequence: (batch, 1, hidden) against the keys (batch, S, .); values: the outputs h_j.
+        context, weights = attention(
+            state.unsqueeze(1),
+            keys,
+            encoder_outputs,
+            mask=source_mask.unsqueeze(1),
+            score=self._score,
+        )
+        return context.squeeze(1), weights.squeeze(1)
 
     def step(
         self,
@@ -192,39 +173,37 @@ class Decoder(nn.Module):
         encoder_outputs: Tensor,
         encoder_final: Tensor,
         source_mask: Tensor,
+        keys: Tensor | None = None,
     ) -> tuple[Tensor, Tensor, Tensor | None]:
         """One decoder step: returns the logits ``(batch, vocab)``, the new state and the attention weights."""
         embedded = self.embedding(previous_token)
-        state, context, weights = self._advance(
-            embedded, state, encoder_outputs, encoder_final, source_mask
-        )
-        return self._logits(state, context, embedded), state, weights
+        context, weights = self.context(state, encoder_outputs, encoder_final, source_mask, keys)
+        state = self.cell(torch.cat([embedded, context], dim=-1), state)
+        return self.output(torch.cat([state, context, embedded], dim=-1)), state, weights
 
     def forward(
         self, target_in: Tensor, encoder_outputs: Tensor, encoder_final: Tensor, source_mask: Tensor
     ) -> tuple[Tensor, Tensor | None]:
         """Teacher forcing: step ``t`` reads the true token ``target_in[:, t]``; returns logits ``(batch, T, vocab)``
         and the attention weights ``(batch, T, source_len)`` (``None`` without attention)."""
-        # The same computation as calling ``step`` T times, arranged for speed: the embeddings of all steps
-        # are looked up at once, and the output layer, which does not feed back into the recurrence, is
-        # applied once to all steps after the loop.
+        # The same computation as calling ``step`` T times, arranged for speed: the keys are projected and
+        # the embeddings of all steps looked up once, and the output layer, which does not feed back into
+        # the recurrence, is applied once to all steps after the loop.
+        keys = self.project_keys(encoder_outputs)
         state = self.start(encoder_final)
         embedded = self.embedding(target_in)  # (batch, T, embedding_size)
         states, contexts, all_weights = [], [], []
-        self.cache_keys(encoder_outputs)
-        try:
-            for t in range(target_in.shape[1]):
-                state, context, weights = self._advance(
-                    embedded[:, t], state, encoder_outputs, encoder_final, source_mask
-                )
-                states.append(state)
-                contexts.append(context)
-                all_weights.append(weights)
-        finally:
-            self.cache_keys(None)
-        logits = self._logits(torch.stack(states, dim=1), torch.stack(contexts, dim=1), embedded)
-        stacked_weights = None if self.score is None else torch.stack(all_weights, dim=1)
-        return logits, stacked_weights
+        for t in range(target_in.shape[1]):
+            context, weights = self.context(
+                state, encoder_outputs, encoder_final, source_mask, keys
+            )
+            state = self.cell(torch.cat([embedded[:, t], context], dim=-1), state)
+            states.append(state)
+            contexts.append(context)
+            all_weights.append(weights)
+        features = [torch.stack(states, dim=1), torch.stack(contexts, dim=1), embedded]
+        logits = self.output(torch.cat(features, dim=-1))
+        return logits, None if self.score is None else torch.stack(all_weights, dim=1)
 
 
 class Seq2Seq(nn.Module):
@@ -259,12 +238,8 @@ class Seq2Seq(nn.Module):
             len(source_vocab), embedding_size, hidden_size, pad_id=source_vocab.pad_id
         )
         self.decoder = Decoder(
-            len(target_vocab), embedding_size, 2 * hidden_size, self.encoder.output_size, score
+            len(target_vocab), embedding_size, 2 * hidden_size, 2 * hidden_size, score
         )
-
-    @property
-    def score(self) -> str | None:
-        return self.decoder.score_name
 
     def encode(self, source: Tensor, lengths: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """Encoder outputs ``(batch, S, 2H)``, final state ``(batch, 2H)``, source padding mask ``(batch, S)``."""
@@ -297,42 +272,29 @@ def greedy_decode(
     """
     if not isinstance(model, Seq2Seq):
         raise TypeError(f"model must be a Seq2Seq, got {type(model).__name__}")
-    check_int("max_length", max_length)
     check_token_ids("source", source)
+    check_int("max_length", max_length)
     was_training = model.training
     model.eval()
     lengths = (source != model.source_vocab.pad_id).sum(dim=1)
     outputs, final, mask = model.encode(source, lengths)
     decoder = model.decoder
+    keys = decoder.project_keys(outputs)
     state = decoder.start(final)
     token = torch.full((source.shape[0],), model.bos_id, dtype=torch.long, device=source.device)
     finished = torch.zeros(source.shape[0], dtype=torch.bool, device=source.device)
     tokens, all_weights = [], []
-    decoder.cache_keys(outputs)
-    try:
-        for _ in range(max_length):
-            logits, state, weights = decoder.step(token, state, outputs, final, mask)
-            token = logits.argmax(dim=-1).masked_fill(finished, model.pad_id)
-            tokens.append(token)
-            if weights is not None:
-                all_weights.append(weights.masked_fill(finished.unsqueeze(1), 0.0))
-            finished = finished | (token == model.eos_id)
-            if finished.all():
-                break
-    finally:
-        decoder.cache_keys(None)
-        model.train(was_training)
+    for _ in range(max_length):
+        logits, state, weights = decoder.step(token, state, outputs, final, mask, keys)
+        token = logits.argmax(dim=-1).masked_fill(finished, model.pad_id)
+        tokens.append(token)
+        if weights is not None:
+            all_weights.append(weights.masked_fill(finished.unsqueeze(1), 0.0))
+        finished = finished | (token == model.eos_id)
+        if finished.all():
+            break
+    model.train(was_training)
     return torch.stack(tokens, dim=1), (torch.stack(all_weights, dim=1) if all_weights else None)
-
-
-def sequence_loss(logits: Tensor, target_out: Tensor, pad_id: int = 0) -> Tensor:
-    """Mean cross-entropy of the predicted tokens, ignoring ``<pad>`` positions of ``target_out`` ``(batch, T)``."""
-    if logits.dim() != 3 or logits.shape[:2] != target_out.shape:
-        raise ValueError(
-            f"logits (batch, T, vocab) must match target_out (batch, T), "
-            f"got {tuple(logits.shape)} and {tuple(target_out.shape)}"
-        )
-    return F.cross_entropy(logits.flatten(0, 1), target_out.flatten(), ignore_index=pad_id)
 
 
 def exact_match(predicted: Sequence[str], expected: Sequence[str]) -> float:
@@ -344,9 +306,7 @@ def exact_match(predicted: Sequence[str], expected: Sequence[str]) -> float:
     return sum(p == e for p, e in zip(predicted, expected, strict=True)) / len(expected)
 
 
-def translate(
-    model: Seq2Seq, sources: Sequence[str], max_length: int | None = None, batch_size: int = 1000
-) -> list[str]:
+def translate(model: Seq2Seq, sources: Sequence[str], batch_size: int = 1000) -> list[str]:
     """Greedy translations of the strings ``sources`` (characters in, characters out)."""
     if isinstance(sources, str):
         raise TypeError("sources must be a list of strings, not one string")
@@ -357,8 +317,7 @@ def translate(
         source, lengths, _ = encode_pairs(
             [(s, "") for s in chunk], model.source_vocab, model.target_vocab
         )
-        steps = max_length if max_length is not None else int(lengths.max()) + 2
-        tokens, _ = greedy_decode(model, source.to(device), steps)
+        tokens, _ = greedy_decode(model, source.to(device), int(lengths.max()) + 2)
         results += ["".join(model.target_vocab.decode(row.tolist())) for row in tokens]
     return results
 
@@ -372,7 +331,6 @@ def fit(
     lr: float = 3e-3,
     seed: int = 0,
     log_every: int = 0,
-    evaluate: Callable[[nn.Module], float] | None = None,
 ) -> tuple[list[float], float]:
     """Train ``model`` with teacher forcing on (source, target) string pairs with Adam.
 
@@ -401,11 +359,12 @@ def fit(
     def loss_fn(model, batch):
         batch_source, batch_lengths, batch_target = batch
         logits, _ = model(batch_source, batch_lengths, batch_target[:, :-1])
-        return sequence_loss(logits, batch_target[:, 1:], model.pad_id)
+        # mean cross-entropy of the predicted tokens, <pad> positions ignored
+        return F.cross_entropy(
+            logits.flatten(0, 1), batch_target[:, 1:].flatten(), ignore_index=model.pad_id
+        )
 
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     start = time.perf_counter()
-    losses = train(
-        model, batches, loss_fn, optimizer, epochs=epochs, log_every=log_every, evaluate=evaluate
-    )
+    losses = train(model, batches, loss_fn, optimizer, epochs=epochs, log_every=log_every)
     return losses, time.perf_counter() - start

@@ -1,5 +1,5 @@
-"""A small Transformer translator (chapter 6): token ids in, next-token logits out; greedy decoding,
-beam search and the warm-up learning-rate schedule of Vaswani et al. (2017)."""
+"""A small Transformer translator (chapter 6): token ids in, next-token logits out, and the warm-up
+learning-rate schedule of Vaswani et al. (2017). Chapter 6 decodes with it (greedy and beam search)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from attention_to_bert.data.vocabulary import BOS, EOS, PAD, Vocabulary
 from attention_to_bert.multihead import causal_mask, padding_mask_from_ids
 from attention_to_bert.positional import PositionalEncoding
 from attention_to_bert.transformer import Transformer
-from attention_to_bert.validate import check_int, check_ints, check_token_ids
+from attention_to_bert.validate import check_ints, check_token_ids
 
 _SPECIAL_IDS = Vocabulary([]).stoi  # where data.Vocabulary puts <pad>, <bos> and <eos>
 
@@ -88,6 +88,11 @@ class Seq2SeqTransformer(nn.Module):
         Also returns the decoder's masked self-attention and cross-attention weights, one per layer.
         """
         self._check_ids(tgt_in_ids, "tgt_in_ids", self.tgt_embedding.num_embeddings)
+        if src_ids.shape[0] != tgt_in_ids.shape[0]:
+            raise ValueError(
+                "src_ids and tgt_in_ids must have the same batch size, "
+                f"got {src_ids.shape[0]} and {tgt_in_ids.shape[0]}"
+            )
         length = tgt_in_ids.shape[1]
         output, self_weights, cross_weights = self.transformer.decode(
             self._embed(self.tgt_embedding, tgt_in_ids),
@@ -106,95 +111,9 @@ class Seq2SeqTransformer(nn.Module):
         ``tgt_in_ids`` is the target shifted right (it starts with ``<bos>``); the attention dict has
         the keys ``"encoder"``, ``"decoder"`` and ``"cross"``, each a list of (batch, heads, q, k).
         """
-        self._check_ids(src_ids, "src_ids", self.src_embedding.num_embeddings)
-        if src_ids.shape[0] != tgt_in_ids.shape[0]:
-            raise ValueError(
-                "src_ids and tgt_in_ids must have the same batch size, "
-                f"got {src_ids.shape[0]} and {tgt_in_ids.shape[0]}"
-            )
         memory, encoder_weights = self.encode(src_ids)
         logits, self_weights, cross_weights = self.decode(tgt_in_ids, memory, src_ids)
         return logits, {"encoder": encoder_weights, "decoder": self_weights, "cross": cross_weights}
-
-
-def _check_max_length(model: Seq2SeqTransformer, max_length: int) -> None:
-    check_int("max_length", max_length)
-    if max_length + 1 > model.max_len:
-        raise ValueError(
-            f"max_length + 1 must be <= the model's max_len={model.max_len}, got {max_length}"
-        )
-
-
-@torch.no_grad()
-def greedy_decode(
-    model: Seq2SeqTransformer, source: torch.Tensor, max_length: int = 20
-) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Decode greedily: at each step feed back the most likely token, until every row has made ``<eos>``.
-
-    The same signature as ``seq2seq.greedy_decode``. Returns the token ids ``(batch, steps)``
-    (``<eos>`` included; after it, ``model.pad_id``), with ``steps <= max_length``, and the last
-    decoder layer's cross-attention weights ``(batch, heads, steps, source_len)`` (``None`` if the
-    model returns none): row t is the query that chose token t. The source is encoded once; the
-    decoder reruns on the growing prefix (no cache: simple, and fast enough for short outputs).
-    """
-    _check_max_length(model, max_length)
-    was_training = model.training
-    model.eval()
-    memory, _ = model.encode(source)
-    batch = source.shape[0]
-    prefix = torch.full((batch, 1), model.bos_id, dtype=torch.long, device=source.device)
-    finished = torch.zeros(batch, dtype=torch.bool, device=source.device)
-    for _ in range(max_length):
-        logits, _, cross_weights = model.decode(prefix, memory, source)
-        next_ids = logits[:, -1].argmax(dim=-1).masked_fill(finished, model.pad_id)
-        prefix = torch.cat([prefix, next_ids[:, None]], dim=1)
-        finished |= next_ids.eq(model.eos_id)
-        if finished.all():
-            break
-    model.train(was_training)
-    return prefix[:, 1:], (cross_weights[-1] if cross_weights else None)
-
-
-@torch.no_grad()
-def beam_search(
-    model: Seq2SeqTransformer, source: torch.Tensor, max_length: int = 20, beam_size: int = 4
-) -> list[tuple[list[int], float]]:
-    """Translate ONE source sequence (shape (1, src_len)) keeping the ``beam_size`` best prefixes.
-
-    Returns the finished hypotheses, best first, as ``(ids ending with <eos>, total log-probability)``
-    (unfinished ones are included if none finished within ``max_length`` steps).
-    """
-    if source.dim() != 2 or source.shape[0] != 1:
-        raise ValueError(
-            f"beam_search translates one sequence: source must have shape (1, src_len), got {tuple(source.shape)}"
-        )
-    check_int("beam_size", beam_size)
-    _check_max_length(model, max_length)
-    was_training = model.training
-    model.eval()
-    memory, _ = model.encode(source)
-    beams = torch.full((1, 1), model.bos_id, dtype=torch.long, device=source.device)
-    scores = torch.zeros(1, device=source.device)
-    finished: list[tuple[list[int], float]] = []
-    for _ in range(max_length):
-        count = beams.shape[0]
-        logits, _, _ = model.decode(beams, memory.expand(count, -1, -1), source.expand(count, -1))
-        candidates = (scores[:, None] + logits[:, -1].log_softmax(dim=-1)).flatten()
-        top_scores, top_indices = candidates.topk(min(beam_size, candidates.numel()))
-        vocab = logits.shape[-1]
-        beams = torch.cat([beams[top_indices // vocab], (top_indices % vocab)[:, None]], dim=1)
-        ended = beams[:, -1].eq(model.eos_id)
-        pairs = zip(beams[ended], top_scores[ended], strict=True)
-        finished += [(beam[1:].tolist(), score.item()) for beam, score in pairs]
-        beams, scores = beams[~ended], top_scores[~ended]
-        if len(finished) >= beam_size or beams.shape[0] == 0:
-            break
-    if not finished:
-        finished = [
-            (beam[1:].tolist(), score.item()) for beam, score in zip(beams, scores, strict=True)
-        ]
-    model.train(was_training)
-    return sorted(finished, key=lambda hypothesis: hypothesis[1], reverse=True)
 
 
 def noam_schedule(d_model: int, warmup_steps: int, factor: float = 1.0) -> Callable[[int], float]:

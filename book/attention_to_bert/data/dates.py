@@ -5,58 +5,36 @@ from __future__ import annotations
 import datetime
 import random
 import string
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
 
 from attention_to_bert.data.vocabulary import Vocabulary, pad_sequences
-from attention_to_bert.validate import check_int, check_ints
+from attention_to_bert.validate import check_ints
 
 _MONTHS = (
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-)
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+    "january february march april may june july august september october november december"
+).split()
+_WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
 _FIRST_DATE, _LAST_DATE = datetime.date(1950, 1, 1), datetime.date(2049, 12, 31)
-
-
-def _ordinal(day: int) -> str:
-    suffix = "th" if 11 <= day % 100 <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
-    return f"{day}{suffix}"
-
 
 # Each format writes a date the way people do (lower case, English names, no locale involved). Every
 # format is unambiguous: the numeric ones differ by their separator (day.month.year, month/day/year).
-DATE_FORMATS: dict[str, Callable[[datetime.date], str]] = {
-    "25 jun 2009": lambda d: f"{d.day} {_MONTHS[d.month - 1][:3]} {d.year}",
-    "25 june 2009": lambda d: f"{d.day} {_MONTHS[d.month - 1]} {d.year}",
-    "thursday, 25 jun 2009": lambda d: (
-        f"{_WEEKDAYS[d.weekday()]}, {d.day} {_MONTHS[d.month - 1][:3]} {d.year}"
-    ),
-    "thu 25 june 2009": lambda d: (
-        f"{_WEEKDAYS[d.weekday()][:3]} {d.day} {_MONTHS[d.month - 1]} {d.year}"
-    ),
-    "june 25, 2009": lambda d: f"{_MONTHS[d.month - 1]} {d.day}, {d.year}",
-    "jun 25 2009": lambda d: f"{_MONTHS[d.month - 1][:3]} {d.day} {d.year}",
-    "thursday, june 25, 2009": lambda d: (
-        f"{_WEEKDAYS[d.weekday()]}, {_MONTHS[d.month - 1]} {d.day}, {d.year}"
-    ),
-    "the 25th of june 2009": lambda d: f"the {_ordinal(d.day)} of {_MONTHS[d.month - 1]} {d.year}",
-    "25.06.2009": lambda d: f"{d.day:02d}.{d.month:02d}.{d.year}",
-    "06/25/2009": lambda d: f"{d.month:02d}/{d.day:02d}/{d.year}",
+DATE_FORMATS: dict[str, str] = {
+    "25 jun 2009": "{d.day} {mon} {d.year}",
+    "25 june 2009": "{d.day} {month} {d.year}",
+    "thursday, 25 jun 2009": "{weekday}, {d.day} {mon} {d.year}",
+    "thu 25 june 2009": "{wkd} {d.day} {month} {d.year}",
+    "june 25, 2009": "{month} {d.day}, {d.year}",
+    "jun 25 2009": "{mon} {d.day} {d.year}",
+    "thursday, june 25, 2009": "{weekday}, {month} {d.day}, {d.year}",
+    "the 25th of june 2009": "the {nth} of {month} {d.year}",
+    "25.06.2009": "{d.day:02d}.{d.month:02d}.{d.year}",
+    "06/25/2009": "{d.month:02d}/{d.day:02d}/{d.year}",
 }
-"""The date formats of the chapter-3 task, named by how 25 June 2009 (a Thursday) looks in each."""
+"""The date formats of the chapter-3 task (``str.format`` templates), named by how 25 June 2009 (a
+Thursday) looks in each."""
 
 DATE_SOURCE_CHARS = string.ascii_lowercase + string.digits + " ,./"
 """Every character a human-written date may contain (the source alphabet)."""
@@ -64,49 +42,15 @@ DATE_TARGET_CHARS = string.digits + "-"
 """Every character of an ISO date (the target alphabet)."""
 
 
-def _pick_formats(formats: Sequence[str] | None) -> list[str]:
-    names = list(DATE_FORMATS) if formats is None else list(formats)
-    unknown = [name for name in names if name not in DATE_FORMATS]
-    if unknown or not names:
-        raise ValueError(
-            f"formats must be a non-empty list of names from DATE_FORMATS {list(DATE_FORMATS)}, "
-            f"got {names!r}"
-        )
-    return names
-
-
 def format_date(date: datetime.date, style: str) -> str:
     """Write ``date`` in the human format named ``style`` (a key of ``DATE_FORMATS``)."""
     if style not in DATE_FORMATS:
         raise ValueError(f"style must be one of {list(DATE_FORMATS)}, got {style!r}")
-    return DATE_FORMATS[style](date)
-
-
-def _random_dates(count: int, rng: random.Random) -> list[datetime.date]:
-    """``count`` distinct dates drawn uniformly from 1950-01-01 .. 2049-12-31."""
-    span = (_LAST_DATE - _FIRST_DATE).days + 1
-    if count > span:
-        raise ValueError(f"at most {span} distinct dates exist in the range, asked for {count}")
-    return [
-        _FIRST_DATE + datetime.timedelta(days=offset) for offset in rng.sample(range(span), count)
-    ]
-
-
-def make_dates(
-    num_examples: int, seed: int = 0, formats: Sequence[str] | None = None
-) -> list[tuple[str, str]]:
-    """``num_examples`` pairs (human date, ISO date) with distinct dates, e.g. ("thursday, 25 jun 2009", "2009-06-25").
-
-    Dates are drawn uniformly from 1950–2049, each written in a format drawn uniformly from ``formats``
-    (default: all of ``DATE_FORMATS``). The same ``seed`` gives the same pairs on every machine.
-    """
-    check_int("num_examples", num_examples)
-    names = _pick_formats(formats)
-    rng = random.Random(seed)
-    return [
-        (format_date(date, rng.choice(names)), date.isoformat())
-        for date in _random_dates(num_examples, rng)
-    ]
+    month, weekday, day = _MONTHS[date.month - 1], _WEEKDAYS[date.weekday()], date.day
+    suffix = "th" if 11 <= day % 100 <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
+    return DATE_FORMATS[style].format(
+        d=date, month=month, mon=month[:3], weekday=weekday, wkd=weekday[:3], nth=f"{day}{suffix}"
+    )
 
 
 @dataclass(frozen=True)
@@ -119,39 +63,27 @@ class DateSplits:
     target_vocab: Vocabulary
 
 
-def date_vocabularies() -> tuple[Vocabulary, Vocabulary]:
-    """The character vocabularies (source, target) of the date task; ``<pad>`` is id 0 in both."""
-    return Vocabulary(DATE_SOURCE_CHARS), Vocabulary(DATE_TARGET_CHARS)
+def date_splits(seed: int = 0, num_train: int = 6000, num_test: int = 1000) -> DateSplits:
+    """The fixed train/test split of the date task used by chapters 3 and 6: pairs (human date, ISO date).
 
-
-def date_splits(
-    seed: int = 0, num_train: int = 6000, num_test: int = 1000, formats: Sequence[str] | None = None
-) -> DateSplits:
-    """The fixed train/test split of the date task used by chapters 3 and 6 (defaults: 6000 / 1000 pairs).
-
-    All ``num_train + num_test`` dates are distinct, so no test date is seen in training in any format.
+    ``num_train + num_test`` distinct dates are drawn uniformly from 1950–2049, so no test date is
+    seen in training in any format; each is written in a format drawn uniformly from ``DATE_FORMATS``.
+    The same ``seed`` gives the same pairs on every machine. The character vocabularies (source,
+    target) have ``<pad>`` as id 0.
     """
     check_ints(num_train=num_train, num_test=num_test)
-    pairs = make_dates(num_train + num_test, seed=seed, formats=formats)
-    source_vocab, target_vocab = date_vocabularies()
-    return DateSplits(pairs[:num_train], pairs[num_train:], source_vocab, target_vocab)
-
-
-def make_digit_strings(
-    num_examples: int, min_length: int, max_length: int, seed: int = 0, reverse: bool = True
-) -> list[tuple[str, str]]:
-    """Pairs (digit string, its reverse) — or a copy if ``reverse`` is False — with lengths uniform in
-    ``min_length..max_length``: a task whose difficulty for a fixed-size memory grows with the length."""
-    check_ints(num_examples=num_examples, min_length=min_length)
-    check_int("max_length", max_length, minimum=min_length)
-    rng = random.Random(seed)
-    pairs = []
-    for _ in range(num_examples):
-        digits = "".join(
-            rng.choice(string.digits) for _ in range(rng.randint(min_length, max_length))
+    span = (_LAST_DATE - _FIRST_DATE).days + 1
+    if num_train + num_test > span:
+        raise ValueError(
+            f"at most {span} distinct dates exist in the range, asked for {num_train + num_test}"
         )
-        pairs.append((digits, digits[::-1] if reverse else digits))
-    return pairs
+    rng = random.Random(seed)
+    offsets = rng.sample(range(span), num_train + num_test)
+    dates = [_FIRST_DATE + datetime.timedelta(days=offset) for offset in offsets]
+    names = list(DATE_FORMATS)
+    pairs = [(format_date(date, rng.choice(names)), date.isoformat()) for date in dates]
+    vocabs = Vocabulary(DATE_SOURCE_CHARS), Vocabulary(DATE_TARGET_CHARS)
+    return DateSplits(pairs[:num_train], pairs[num_train:], *vocabs)
 
 
 def encode_pairs(
