@@ -268,7 +268,7 @@ def greedy_decode(
     ``source`` ``(batch, source_len)`` holds token ids padded with ``<pad>`` on the right (as
     ``data.encode_pairs`` makes them). Returns the token ids ``(batch, steps)`` (``<eos>`` included;
     after it, ``<pad>``) and the attention weights ``(batch, steps, source_len)`` (``None`` without
-    attention), with ``steps <= max_length``. ``translator.greedy_decode`` has the same signature.
+    attention), with ``steps <= max_length``.
     """
     if not isinstance(model, Seq2Seq):
         raise TypeError(f"model must be a Seq2Seq, got {type(model).__name__}")
