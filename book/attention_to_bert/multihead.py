@@ -57,15 +57,14 @@ _MASK_HINT = "use causal_mask(size) or padding_mask_from_ids(token_ids)"
 
 
 class MultiHeadAttention(nn.Module):
-    """Multi-head scaled dot-product attention, batch-first, like ``nn.MultiheadAttention(batch_first=True)``.
+    """Multi-head scaled dot-product attention, like ``nn.MultiheadAttention(batch_first=True)``.
 
-    ``forward(query, key, value, key_padding_mask=None, attn_mask=None) -> (output, weights)``:
-    ``query`` ``(batch, query_len, d_model)``, ``key`` and ``value`` ``(batch, key_len, d_model)``;
-    bool masks, ``True`` = may not attend: ``key_padding_mask`` ``(batch, key_len)``, ``attn_mask``
+    ``forward(query, key, value, key_padding_mask=None, attn_mask=None) -> (output, weights)``, with
+    ``query`` ``(batch, query_len, d_model)``, ``key``, ``value`` ``(batch, key_len, d_model)``, bool
+    masks (``True`` = may not attend) ``key_padding_mask`` ``(batch, key_len)`` and ``attn_mask``
     ``(query_len, key_len)``, ``(batch, query_len, key_len)``, ``(batch * heads, query_len, key_len)``
-    (torch's layout) or ``(batch, heads, query_len, key_len)``. ``weights``, ``(batch, heads,
-    query_len, key_len)``, are the ones used (after dropout, as torch returns them). A query row
-    whose keys are all masked gets zero weights and a zero output row, where torch gives NaN.
+    or ``(batch, heads, query_len, key_len)``; ``weights`` ``(batch, heads, query_len, key_len)`` as
+    used (after dropout). A query that may attend to nothing gets zero weights and output (not NaN).
     """
 
     def __init__(
@@ -81,10 +80,9 @@ class MultiHeadAttention(nn.Module):
         check_fraction("dropout", dropout)
         self.d_model, self.num_heads, self.head_dim = d_model, num_heads, d_model // num_heads
         self.dropout = dropout
-        self.q_proj = nn.Linear(d_model, d_model, bias=bias)
-        self.k_proj = nn.Linear(d_model, d_model, bias=bias)
-        self.v_proj = nn.Linear(d_model, d_model, bias=bias)
-        self.out_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.q_proj, self.k_proj, self.v_proj, self.out_proj = (
+            nn.Linear(d_model, d_model, bias=bias) for _ in range(4)
+        )
         for projection in (self.q_proj, self.k_proj, self.v_proj):
             nn.init.xavier_uniform_(projection.weight)
             if bias:
@@ -96,10 +94,9 @@ class MultiHeadAttention(nn.Module):
         return f"d_model={self.d_model}, num_heads={self.num_heads}, dropout={self.dropout}"
 
     def _check_inputs(self, query, key, value) -> None:
+        axes = f"(batch, seq, d_model={self.d_model})"
         for name, tensor in (("query", query), ("key", key), ("value", value)):
-            check_tensor(
-                name, tensor, floating=True, dim=3, axes=f"(batch, seq, d_model={self.d_model})"
-            )
+            check_tensor(name, tensor, floating=True, dim=3, axes=axes)
             if tensor.shape[-1] != self.d_model:
                 raise ValueError(
                     f"{name}'s last dimension must be d_model={self.d_model}, got {tensor.shape[-1]}"
@@ -172,8 +169,7 @@ class MultiHeadAttention(nn.Module):
         scores = (q * self.head_dim**-0.5) @ k.transpose(-2, -1)
         weights = masked_softmax(scores, mask)  # a fully masked row gets zero weights, not NaN
         weights = F.dropout(weights, p=self.dropout, training=self.training)
-        context = weights @ v  # (batch, heads, query_len, head_dim)
-        output = self.out_proj(merge_heads(context))
+        output = self.out_proj(merge_heads(weights @ v))
         # a query that may attend to nothing outputs zeros (not the out_proj bias)
         if mask is not None:
             fully_masked = mask.all(dim=-1).all(dim=1).expand(batch, query_len)
@@ -182,11 +178,7 @@ class MultiHeadAttention(nn.Module):
 
     @classmethod
     def from_torch(cls, m: nn.MultiheadAttention) -> MultiHeadAttention:
-        """A new ``MultiHeadAttention`` with the weights, dropout, dtype and mode of ``m``.
-
-        Compare it with ``nn.MultiheadAttention(batch_first=True)``: the weights do not depend on
-        ``batch_first``, only the input layout does.
-        """
+        """A copy of ``m`` (weights, dropout, dtype, mode), to compare with it at ``batch_first=True``."""
         if not isinstance(m, nn.MultiheadAttention):
             raise TypeError(f"expected an nn.MultiheadAttention, got {type(m).__name__}")
         if not m._qkv_same_embed_dim or m.bias_k is not None or m.add_zero_attn:
@@ -198,22 +190,16 @@ class MultiHeadAttention(nn.Module):
 
 
 def copy_torch_weights(ours: nn.Module, twin: nn.Module) -> nn.Module:
-    """``ours`` with the weights, dtype, device and train/eval mode of ``twin``, its ``torch.nn`` twin.
-
-    Our submodules carry torch's names, except that torch's stacked ``in_proj_weight``
-    ``[W_q; W_k; W_v]`` (and ``in_proj_bias``) is our ``q_proj``, ``k_proj``, ``v_proj``, and
-    ``nn.Transformer``'s ``encoder.layers``, ``encoder.norm`` are our ``encoder_layers``,
-    ``encoder_norm`` (decoder alike). Strict loading checks every name and shape.
-    """
+    """``ours`` with the weights, dtype, device and mode of ``twin``, its ``torch.nn`` twin, whose names
+    ours carry but for the two renamings below; strict loading checks every name and shape."""
     state = {}
     for name, tensor in twin.state_dict().items():
+        # nn.Transformer's encoder.layers.0..., encoder.norm... are our encoder_layers.0..., encoder_norm...
         name = re.sub(r"^(encoder|decoder)\.(layers|norm)\.", r"\1_\2.", name)
-        prefix, in_proj, kind = name.rpartition("in_proj_")
-        if in_proj:
-            for projection, part in zip(
-                ("q_proj", "k_proj", "v_proj"), tensor.chunk(3), strict=True
-            ):
-                state[f"{prefix}{projection}.{kind}"] = part
+        # torch's stacked in_proj [W_q; W_k; W_v] (weight or bias) is our q_proj, k_proj, v_proj
+        if "in_proj_" in name:
+            for part, letter in zip(tensor.chunk(3), "qkv", strict=True):
+                state[name.replace("in_proj_", f"{letter}_proj.")] = part
         else:
             state[name] = tensor
     ours = ours.to(next(twin.parameters()))  # the twin's dtype and device

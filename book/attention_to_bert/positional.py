@@ -1,6 +1,4 @@
-"""Position information for attention (chapter 4), which by itself ignores the order of its inputs:
-``PositionalEncoding`` adds the sinusoidal table of Vaswani et al. (2017) to ``(batch, seq, d_model)``.
-"""
+"""Positions for attention, which by itself ignores the order of its inputs (chapter 4)."""
 
 from __future__ import annotations
 

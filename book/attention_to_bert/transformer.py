@@ -1,28 +1,23 @@
 """The Transformer of Vaswani et al. (2017), small and plain: batch-first, post-LN, ReLU (chapter 6).
 
 ``EncoderLayer``, ``DecoderLayer`` and ``Transformer`` equal their ``torch.nn`` twins after
-``from_torch``; every forward also returns the attention weights of each layer. DESIGN.md's names
-from earlier chapters, ``PositionalEncoding``, ``MultiHeadAttention`` and ``causal_mask``, are
-importable from here too.
+``from_torch``; every forward also returns the attention weights of each layer.
 """
 
 from __future__ import annotations
 
-import torch
 import torch.nn.functional as F
-from torch import nn
+from torch import Tensor, nn
 
 from attention_to_bert.multihead import MultiHeadAttention, copy_torch_weights
-from attention_to_bert.multihead import causal_mask as causal_mask  # re-exported
+from attention_to_bert.multihead import causal_mask as causal_mask  # re-exported, as DESIGN.md says
 from attention_to_bert.positional import PositionalEncoding as PositionalEncoding  # re-exported
 
 
 def _check_post_ln_relu(layer: nn.Module) -> None:
     """Refuse a ``torch.nn`` layer that ours cannot copy: pre-LN, or not ReLU."""
     if layer.norm_first:
-        raise ValueError(
-            "only post-LN layers (norm_first=False) can be copied: ours follow the paper"
-        )
+        raise ValueError("only post-LN layers (norm_first=False) can be copied, like ours")
     if not (layer.activation is F.relu or isinstance(layer.activation, nn.ReLU)):
         raise ValueError(f"only ReLU layers can be copied, got activation {layer.activation}")
 
@@ -41,7 +36,7 @@ class _PostLNLayer(nn.Module):
         d_ff: int,
         dropout: float = 0.0,
         layer_norm_eps: float = 1e-5,
-    ):
+    ) -> None:
         super().__init__()
         self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
         if self._sublayers == 3:  # the decoder's cross-attention
@@ -53,7 +48,7 @@ class _PostLNLayer(nn.Module):
             self.add_module(f"norm{i}", nn.LayerNorm(d_model, eps=layer_norm_eps))
             self.add_module(f"dropout{i}", nn.Dropout(dropout))
 
-    def feed_forward(self, x: torch.Tensor) -> torch.Tensor:
+    def feed_forward(self, x: Tensor) -> Tensor:
         return self.linear2(self.dropout(F.relu(self.linear1(x))))
 
     @classmethod
@@ -68,35 +63,27 @@ class _PostLNLayer(nn.Module):
 
 
 class EncoderLayer(_PostLNLayer):
-    """Self-attention -> Add & Norm -> feed-forward (ReLU) -> Add & Norm, like ``nn.TransformerEncoderLayer``.
-
-    ``forward(x, key_padding_mask=None, attn_mask=None) -> (x, self_attention_weights)``.
-    """
+    """Self-attention -> Add & Norm -> feed-forward (ReLU) -> Add & Norm, like ``nn.TransformerEncoderLayer``;
+    ``forward(x, key_padding_mask=None, attn_mask=None)`` returns ``(x, self_attention_weights)``."""
 
     _twin = nn.TransformerEncoderLayer
     _sublayers = 2
 
     def forward(
-        self,
-        x: torch.Tensor,
-        key_padding_mask: torch.Tensor | None = None,
-        attn_mask: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        attended, weights = self.self_attn(
-            x, x, x, key_padding_mask=key_padding_mask, attn_mask=attn_mask
-        )
+        self, x: Tensor, key_padding_mask: Tensor | None = None, attn_mask: Tensor | None = None
+    ) -> tuple[Tensor, Tensor | None]:
+        attended, weights = self.self_attn(x, x, x, key_padding_mask, attn_mask)
         x = self.norm1(x + self.dropout1(attended))
         x = self.norm2(x + self.dropout2(self.feed_forward(x)))
         return x, weights
 
 
 class DecoderLayer(_PostLNLayer):
-    """Masked self-attention -> Add & Norm -> cross-attention on ``memory`` -> Add & Norm -> FFN -> Add & Norm.
+    """Masked self-attention -> Add & Norm -> cross-attention -> Add & Norm -> FFN -> Add & Norm.
 
-    Like ``nn.TransformerDecoderLayer``: the queries of the cross-attention (``multihead_attn``) come from the
-    decoder, its keys and values from the encoder's output ``memory``.
-    ``forward(x, memory, tgt_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None, memory_mask=None)
-    -> (x, self_weights, cross_weights)``. Pass ``tgt_mask=causal_mask(tgt_len)`` when training a decoder.
+    Like ``nn.TransformerDecoderLayer``; the cross-attention (``multihead_attn``) takes its queries from
+    the decoder, its keys and values from the encoder's output ``memory``. ``forward`` returns
+    ``(x, self_weights, cross_weights)``; pass ``tgt_mask=causal_mask(tgt_len)`` when training.
     """
 
     _twin = nn.TransformerDecoderLayer
@@ -104,16 +91,14 @@ class DecoderLayer(_PostLNLayer):
 
     def forward(
         self,
-        x: torch.Tensor,
-        memory: torch.Tensor,
-        tgt_mask: torch.Tensor | None = None,
-        tgt_key_padding_mask: torch.Tensor | None = None,
-        memory_key_padding_mask: torch.Tensor | None = None,
-        memory_mask: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
-        attended, self_weights = self.self_attn(
-            x, x, x, key_padding_mask=tgt_key_padding_mask, attn_mask=tgt_mask
-        )
+        x: Tensor,
+        memory: Tensor,
+        tgt_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor | None, Tensor | None]:
+        attended, self_weights = self.self_attn(x, x, x, tgt_key_padding_mask, tgt_mask)
         x = self.norm1(x + self.dropout1(attended))
         attended, cross_weights = self.multihead_attn(
             x, memory, memory, key_padding_mask=memory_key_padding_mask, attn_mask=memory_mask
@@ -127,8 +112,8 @@ class Transformer(nn.Module):
     """Encoder stack + final LayerNorm, decoder stack + final LayerNorm, exactly like ``nn.Transformer``.
 
     Works on vectors ``(batch, seq, d_model)`` (add embeddings and positions outside, as torch does).
-    ``forward(src, tgt, ...) -> (output, {"encoder": [...], "decoder": [...], "cross": [...]})`` where each
-    list holds one ``(batch, heads, query_len, key_len)`` weight tensor per layer.
+    ``forward(src, tgt, ...) -> (output, {"encoder": [...], "decoder": [...], "cross": [...]})``, one
+    ``(batch, heads, query_len, key_len)`` weight tensor per layer in each list.
     """
 
     def __init__(
@@ -142,16 +127,10 @@ class Transformer(nn.Module):
         layer_norm_eps: float = 1e-5,
     ) -> None:
         super().__init__()
-        self.d_model, self.num_heads = d_model, num_heads
-        self.encoder_layers = nn.ModuleList(
-            EncoderLayer(d_model, num_heads, d_ff, dropout, layer_norm_eps)
-            for _ in range(num_encoder_layers)
-        )
+        sizes = (d_model, num_heads, d_ff, dropout, layer_norm_eps)
+        self.encoder_layers = nn.ModuleList(EncoderLayer(*sizes) for _ in range(num_encoder_layers))
         self.encoder_norm = nn.LayerNorm(d_model, eps=layer_norm_eps)
-        self.decoder_layers = nn.ModuleList(
-            DecoderLayer(d_model, num_heads, d_ff, dropout, layer_norm_eps)
-            for _ in range(num_decoder_layers)
-        )
+        self.decoder_layers = nn.ModuleList(DecoderLayer(*sizes) for _ in range(num_decoder_layers))
         self.decoder_norm = nn.LayerNorm(d_model, eps=layer_norm_eps)
         for parameter in self.parameters():  # as nn.Transformer: Xavier-uniform for every matrix
             if parameter.dim() > 1:
@@ -159,10 +138,10 @@ class Transformer(nn.Module):
 
     def encode(
         self,
-        src: torch.Tensor,
-        src_key_padding_mask: torch.Tensor | None = None,
-        src_mask: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, list[torch.Tensor | None]]:
+        src: Tensor,
+        src_key_padding_mask: Tensor | None = None,
+        src_mask: Tensor | None = None,
+    ) -> tuple[Tensor, list[Tensor | None]]:
         """Run the encoder: ``(memory, [self-attention weights of each layer])``."""
         weights = []
         for layer in self.encoder_layers:
@@ -172,13 +151,13 @@ class Transformer(nn.Module):
 
     def decode(
         self,
-        tgt: torch.Tensor,
-        memory: torch.Tensor,
-        tgt_mask: torch.Tensor | None = None,
-        tgt_key_padding_mask: torch.Tensor | None = None,
-        memory_key_padding_mask: torch.Tensor | None = None,
-        memory_mask: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, list[torch.Tensor | None], list[torch.Tensor | None]]:
+        tgt: Tensor,
+        memory: Tensor,
+        tgt_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+    ) -> tuple[Tensor, list[Tensor | None], list[Tensor | None]]:
         """Run the decoder: ``(output, [self-attention weights], [cross-attention weights])``, one per layer."""
         self_weights, cross_weights = [], []
         for layer in self.decoder_layers:
@@ -191,25 +170,22 @@ class Transformer(nn.Module):
 
     def forward(
         self,
-        src: torch.Tensor,
-        tgt: torch.Tensor,
-        src_mask: torch.Tensor | None = None,
-        tgt_mask: torch.Tensor | None = None,
-        memory_mask: torch.Tensor | None = None,
-        src_key_padding_mask: torch.Tensor | None = None,
-        tgt_key_padding_mask: torch.Tensor | None = None,
-        memory_key_padding_mask: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, dict[str, list[torch.Tensor | None]]]:
+        src: Tensor,
+        tgt: Tensor,
+        src_mask: Tensor | None = None,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        src_key_padding_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+    ) -> tuple[Tensor, dict[str, list[Tensor | None]]]:
         """Same argument order as ``nn.Transformer.forward``; returns ``(output, weights dict)``."""
         memory, encoder_weights = self.encode(src, src_key_padding_mask, src_mask)
         output, decoder_weights, cross_weights = self.decode(
             tgt, memory, tgt_mask, tgt_key_padding_mask, memory_key_padding_mask, memory_mask
         )
-        return output, {
-            "encoder": encoder_weights,
-            "decoder": decoder_weights,
-            "cross": cross_weights,
-        }
+        weights = {"encoder": encoder_weights, "decoder": decoder_weights, "cross": cross_weights}
+        return output, weights
 
     @classmethod
     def from_torch(cls, m: nn.Transformer) -> Transformer:
