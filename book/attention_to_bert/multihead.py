@@ -1,7 +1,5 @@
-"""Multi-head attention (chapter 5): bool masks (``True`` = "may not attend"), ``split_heads`` /
-``merge_heads`` (BERT uses them too), ``MultiHeadAttention``, and ``copy_torch_weights``, which
-copies a ``torch.nn`` twin's weights into our attention modules and the Transformer's.
-"""
+"""Multi-head attention (chapter 5): bool masks (``True`` = "may not attend"), ``split_heads`` and
+``merge_heads`` (BERT's too), ``MultiHeadAttention``, and ``copy_torch_weights`` from torch twins."""
 
 from __future__ import annotations
 

@@ -112,8 +112,7 @@ class Transformer(nn.Module):
     """Encoder stack + final LayerNorm, decoder stack + final LayerNorm, exactly like ``nn.Transformer``.
 
     Works on vectors ``(batch, seq, d_model)`` (add embeddings and positions outside, as torch does).
-    ``forward(src, tgt, ...) -> (output, {"encoder": [...], "decoder": [...], "cross": [...]})``, one
-    ``(batch, heads, query_len, key_len)`` weight tensor per layer in each list.
+    ``forward(src, tgt, ...) -> (output, {"encoder": [...], "decoder": [...], "cross": [...]})``.
     """
 
     def __init__(
@@ -159,11 +158,10 @@ class Transformer(nn.Module):
         memory_mask: Tensor | None = None,
     ) -> tuple[Tensor, list[Tensor | None], list[Tensor | None]]:
         """Run the decoder: ``(output, [self-attention weights], [cross-attention weights])``, one per layer."""
+        masks = (tgt_mask, tgt_key_padding_mask, memory_key_padding_mask, memory_mask)
         self_weights, cross_weights = [], []
         for layer in self.decoder_layers:
-            tgt, layer_self, layer_cross = layer(
-                tgt, memory, tgt_mask, tgt_key_padding_mask, memory_key_padding_mask, memory_mask
-            )
+            tgt, layer_self, layer_cross = layer(tgt, memory, *masks)
             self_weights.append(layer_self)
             cross_weights.append(layer_cross)
         return self.decoder_norm(tgt), self_weights, cross_weights
