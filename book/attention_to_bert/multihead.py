@@ -1,15 +1,9 @@
-"""Multi-head attention (chapter 5): masks, splitting into heads, and ``MultiHeadAttention``.
-
-- ``causal_mask``, ``padding_mask_from_ids``: boolean masks, ``True`` = "may not attend".
-- ``split_heads`` / ``merge_heads``: ``(batch, seq, d_model)`` <-> ``(batch, heads, seq, head_dim)``;
-  BERT (``bert.py``) uses the same two.
-- ``MultiHeadAttention``: equal to ``torch.nn.MultiheadAttention(batch_first=True)`` after
-  ``from_torch``, except that a fully masked query row gives zero weights and a zero output instead
-  of NaN (it uses ``attention.masked_softmax``). Only torch's stacked ``in_proj_weight``
-  ``[W_q; W_k; W_v]`` is split into our ``q_proj``, ``k_proj``, ``v_proj``.
-"""
+"""Multi-head attention (chapter 5): bool masks (``True`` = "may not attend"), ``split_heads`` and
+``merge_heads`` (BERT's too), ``MultiHeadAttention``, and ``copy_torch_weights`` from torch twins."""
 
 from __future__ import annotations
+
+import re
 
 import torch
 import torch.nn.functional as F
@@ -61,19 +55,14 @@ _MASK_HINT = "use causal_mask(size) or padding_mask_from_ids(token_ids)"
 
 
 class MultiHeadAttention(nn.Module):
-    """Multi-head scaled dot-product attention, batch-first, like ``nn.MultiheadAttention(batch_first=True)``.
+    """Multi-head scaled dot-product attention, like ``nn.MultiheadAttention(batch_first=True)``.
 
-    ``forward(query, key, value, key_padding_mask=None, attn_mask=None) -> (output, weights)``
-
-    - ``query`` ``(batch, query_len, d_model)``; ``key``, ``value`` ``(batch, key_len, d_model)``.
-    - ``key_padding_mask``: bool ``(batch, key_len)``, ``True`` marks padding keys.
-    - ``attn_mask``: bool, ``True`` = may not attend, of shape ``(query_len, key_len)`` (same for all),
-      ``(batch, query_len, key_len)`` (per example), ``(batch * heads, query_len, key_len)`` (torch's per-head
-      layout) or ``(batch, heads, query_len, key_len)``.
-    - ``output`` ``(batch, query_len, d_model)``; ``weights`` ``(batch, heads, query_len, key_len)``, the per-head
-      weights actually used (after dropout, as torch returns them).
-
-    A query row whose keys are all masked gets zero weights and a zero output row (torch gives NaN).
+    ``forward(query, key, value, key_padding_mask=None, attn_mask=None) -> (output, weights)``, with
+    ``query`` ``(batch, query_len, d_model)``, ``key``, ``value`` ``(batch, key_len, d_model)``, bool
+    masks (``True`` = may not attend) ``key_padding_mask`` ``(batch, key_len)`` and ``attn_mask``
+    ``(query_len, key_len)``, ``(batch, query_len, key_len)``, ``(batch * heads, query_len, key_len)``
+    or ``(batch, heads, query_len, key_len)``; ``weights`` ``(batch, heads, query_len, key_len)`` as
+    used (after dropout). A query that may attend to nothing gets zero weights and output (not NaN).
     """
 
     def __init__(
@@ -89,10 +78,9 @@ class MultiHeadAttention(nn.Module):
         check_fraction("dropout", dropout)
         self.d_model, self.num_heads, self.head_dim = d_model, num_heads, d_model // num_heads
         self.dropout = dropout
-        self.q_proj = nn.Linear(d_model, d_model, bias=bias)
-        self.k_proj = nn.Linear(d_model, d_model, bias=bias)
-        self.v_proj = nn.Linear(d_model, d_model, bias=bias)
-        self.out_proj = nn.Linear(d_model, d_model, bias=bias)
+        self.q_proj, self.k_proj, self.v_proj, self.out_proj = (
+            nn.Linear(d_model, d_model, bias=bias) for _ in range(4)
+        )
         for projection in (self.q_proj, self.k_proj, self.v_proj):
             nn.init.xavier_uniform_(projection.weight)
             if bias:
@@ -104,10 +92,9 @@ class MultiHeadAttention(nn.Module):
         return f"d_model={self.d_model}, num_heads={self.num_heads}, dropout={self.dropout}"
 
     def _check_inputs(self, query, key, value) -> None:
+        axes = f"(batch, seq, d_model={self.d_model})"
         for name, tensor in (("query", query), ("key", key), ("value", value)):
-            check_tensor(
-                name, tensor, floating=True, dim=3, axes=f"(batch, seq, d_model={self.d_model})"
-            )
+            check_tensor(name, tensor, floating=True, dim=3, axes=axes)
             if tensor.shape[-1] != self.d_model:
                 raise ValueError(
                     f"{name}'s last dimension must be d_model={self.d_model}, got {tensor.shape[-1]}"
@@ -154,22 +141,6 @@ class MultiHeadAttention(nn.Module):
             mask = attn_mask if mask is None else mask | attn_mask
         return mask
 
-    def _projected_self_attention_inputs(
-        self, x: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """``q_proj(x), k_proj(x), v_proj(x)`` in one matrix product with the three weights stacked.
-
-        The same numbers as three separate products, but faster (one larger product, and one gradient for ``x``
-        in the backward pass instead of three to add up).
-        """
-        weight = torch.cat([self.q_proj.weight, self.k_proj.weight, self.v_proj.weight])
-        bias = (
-            None
-            if self.q_proj.bias is None
-            else torch.cat([self.q_proj.bias, self.k_proj.bias, self.v_proj.bias])
-        )
-        return F.linear(x, weight, bias).chunk(3, dim=-1)
-
     def forward(
         self,
         query: torch.Tensor,
@@ -181,68 +152,54 @@ class MultiHeadAttention(nn.Module):
         self._check_inputs(query, key, value)
         batch, query_len, key_len = query.shape[0], query.shape[1], key.shape[1]
         mask = self.combined_mask(batch, query_len, key_len, key_padding_mask, attn_mask)
-        # self-attention: one (d_model -> 3 d_model) product, as torch does
         if query is key and key is value:
-            q, k, v = self._projected_self_attention_inputs(query)
+            # self-attention: the three weights stacked, one (d_model -> 3 d_model) product as in
+            # torch; the same numbers, but faster (and in the backward pass one gradient for x)
+            projections = (self.q_proj, self.k_proj, self.v_proj)
+            weight = torch.cat([projection.weight for projection in projections])
+            bias = None if self.q_proj.bias is None else torch.cat([p.bias for p in projections])
+            q, k, v = F.linear(query, weight, bias).chunk(3, dim=-1)
         else:
             q, k, v = self.q_proj(query), self.k_proj(key), self.v_proj(value)
-        q = split_heads(q, self.num_heads)  # (batch, heads, query_len, head_dim)
-        k = split_heads(k, self.num_heads)  # (batch, heads, key_len, head_dim)
-        v = split_heads(v, self.num_heads)
+        # (batch, heads, query_len or key_len, head_dim)
+        q, k, v = (split_heads(x, self.num_heads) for x in (q, k, v))
         # (batch, heads, query_len, key_len)
         scores = (q * self.head_dim**-0.5) @ k.transpose(-2, -1)
         weights = masked_softmax(scores, mask)  # a fully masked row gets zero weights, not NaN
         weights = F.dropout(weights, p=self.dropout, training=self.training)
-        context = weights @ v  # (batch, heads, query_len, head_dim)
-        output = self.out_proj(merge_heads(context))
+        output = self.out_proj(merge_heads(weights @ v))
         # a query that may attend to nothing outputs zeros (not the out_proj bias)
         if mask is not None:
             fully_masked = mask.all(dim=-1).all(dim=1).expand(batch, query_len)
             output = output.masked_fill(fully_masked[..., None], 0.0)
         return output, weights
 
-    @torch.no_grad()
-    def copy_from_torch(self, m: nn.MultiheadAttention) -> MultiHeadAttention:
-        """Copy the weights of ``m`` into this module (torch's ``in_proj_weight`` is ``[W_q; W_k; W_v]``)."""
+    @classmethod
+    def from_torch(cls, m: nn.MultiheadAttention) -> MultiHeadAttention:
+        """A copy of ``m`` (weights, dropout, dtype, mode), to compare with it at ``batch_first=True``."""
         if not isinstance(m, nn.MultiheadAttention):
             raise TypeError(f"expected an nn.MultiheadAttention, got {type(m).__name__}")
-        if (m.embed_dim, m.num_heads) != (self.d_model, self.num_heads):
-            raise ValueError(
-                f"shape mismatch: ours has d_model={self.d_model}, num_heads={self.num_heads}; "
-                f"torch's has embed_dim={m.embed_dim}, num_heads={m.num_heads}"
-            )
         if not m._qkv_same_embed_dim or m.bias_k is not None or m.add_zero_attn:
             raise ValueError(
                 "only nn.MultiheadAttention without kdim/vdim, add_bias_kv or add_zero_attn can be copied"
             )
-        has_bias = m.in_proj_bias is not None
-        if has_bias != (self.q_proj.bias is not None):
-            raise ValueError(
-                f"bias mismatch: torch's module has bias={has_bias}, ours has bias={not has_bias}"
-            )
-        for index, projection in enumerate((self.q_proj, self.k_proj, self.v_proj)):
-            rows = slice(index * self.d_model, (index + 1) * self.d_model)
-            projection.weight.copy_(m.in_proj_weight[rows])
-            if has_bias:
-                projection.bias.copy_(m.in_proj_bias[rows])
-        self.out_proj.weight.copy_(m.out_proj.weight)
-        if has_bias:
-            self.out_proj.bias.copy_(m.out_proj.bias)
-        return self
-
-    @classmethod
-    def from_torch(cls, m: nn.MultiheadAttention) -> MultiHeadAttention:
-        """A new ``MultiHeadAttention`` with the weights (and dropout) of ``m``.
-
-        Our module is batch-first: compare it with ``nn.MultiheadAttention(batch_first=True)`` (the weights do
-        not depend on ``batch_first``, only the input layout does).
-        """
-        if not isinstance(m, nn.MultiheadAttention):
-            raise TypeError(f"expected an nn.MultiheadAttention, got {type(m).__name__}")
-        if not m._qkv_same_embed_dim:
-            raise ValueError(
-                "only nn.MultiheadAttention without kdim/vdim (keys, values of width d_model) is copied"
-            )
         ours = cls(m.embed_dim, m.num_heads, dropout=m.dropout, bias=m.in_proj_bias is not None)
-        ours = ours.to(device=m.in_proj_weight.device, dtype=m.in_proj_weight.dtype)
-        return ours.copy_from_torch(m).train(m.training)
+        return copy_torch_weights(ours, m)
+
+
+def copy_torch_weights(ours: nn.Module, twin: nn.Module) -> nn.Module:
+    """``ours`` with the weights, dtype, device and mode of ``twin``, its ``torch.nn`` twin, whose names
+    ours carry but for the two renamings below; strict loading checks every name and shape."""
+    state = {}
+    for name, tensor in twin.state_dict().items():
+        # nn.Transformer's encoder.layers.0..., encoder.norm... are our encoder_layers.0..., encoder_norm...
+        name = re.sub(r"^(encoder|decoder)\.(layers|norm)\.", r"\1_\2.", name)
+        # torch's stacked in_proj [W_q; W_k; W_v] (weight or bias) is our q_proj, k_proj, v_proj
+        if "in_proj_" in name:
+            for part, letter in zip(tensor.chunk(3), "qkv", strict=True):
+                state[name.replace("in_proj_", f"{letter}_proj.")] = part
+        else:
+            state[name] = tensor
+    ours = ours.to(next(twin.parameters()))  # the twin's dtype and device
+    ours.load_state_dict(state, strict=True)
+    return ours.train(twin.training)

@@ -1,6 +1,4 @@
-"""Position information for attention (chapter 4), which by itself ignores the order of its inputs:
-``PositionalEncoding`` adds the sinusoidal table of Vaswani et al. (2017) to ``(batch, seq, d_model)``.
-"""
+"""Positions for attention, which by itself ignores the order of its inputs (chapter 4)."""
 
 from __future__ import annotations
 
@@ -13,11 +11,9 @@ from attention_to_bert.validate import check_ints, check_tensor
 
 
 class PositionalEncoding(nn.Module):
-    """Adds the sinusoidal encoding: PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(...).
-
-    The table is the buffer ``pe`` of shape ``(max_len, d_model)`` (not saved in the state dict: it is
-    computed). ``forward(x)`` returns ``dropout(x + pe[:seq])`` for ``x`` of shape ``(batch, seq, d_model)``.
-    """
+    """Adds the sinusoidal encoding PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(...):
+    ``forward(x)`` returns ``dropout(x + pe[:seq])`` for ``x`` ``(batch, seq, d_model)``; the buffer
+    ``pe``, ``(max_len, d_model)``, is computed, not saved in the state dict."""
 
     def __init__(self, d_model: int, max_len: int = 512, dropout: float = 0.0) -> None:
         super().__init__()

@@ -1,86 +1,33 @@
 """The Transformer of Vaswani et al. (2017), small and plain: batch-first, post-LN, ReLU (chapter 6).
 
 ``EncoderLayer``, ``DecoderLayer`` and ``Transformer`` equal their ``torch.nn`` twins after
-``from_torch``; every forward also returns the attention weights of each layer. Submodules carry
-torch's names (``self_attn``, ``multihead_attn``, ``linear1``, ``linear2``, ``norm1``..``norm3``), so
-that copying weights is a plain name map. The names DESIGN.md gives this module from earlier
-chapters are importable from here too: ``PositionalEncoding`` (``positional.py``), and
-``MultiHeadAttention`` and ``causal_mask`` (``multihead.py``).
+``from_torch``; every forward also returns the attention weights of each layer.
 """
 
 from __future__ import annotations
 
-import torch
 import torch.nn.functional as F
-from torch import nn
+from torch import Tensor, nn
 
-from attention_to_bert.multihead import MultiHeadAttention, causal_mask
-from attention_to_bert.positional import PositionalEncoding
-
-__all__ = [
-    "DecoderLayer",
-    "EncoderLayer",
-    "MultiHeadAttention",
-    "PositionalEncoding",
-    "Transformer",
-    "causal_mask",
-]
+from attention_to_bert.multihead import MultiHeadAttention, copy_torch_weights
+from attention_to_bert.multihead import causal_mask as causal_mask  # re-exported, as DESIGN.md says
+from attention_to_bert.positional import PositionalEncoding as PositionalEncoding  # re-exported
 
 
-# --- Encoder and decoder layers (post-LN, as in the paper and torch.nn's default) ---
+def _check_post_ln_relu(layer: nn.Module) -> None:
+    """Refuse a ``torch.nn`` layer that ours cannot copy: pre-LN, or not ReLU."""
+    if layer.norm_first:
+        raise ValueError("only post-LN layers (norm_first=False) can be copied, like ours")
+    if not (layer.activation is F.relu or isinstance(layer.activation, nn.ReLU)):
+        raise ValueError(f"only ReLU layers can be copied, got activation {layer.activation}")
 
 
 class _PostLNLayer(nn.Module):
-    """What the encoder and decoder layers share: the feed-forward network, and copying the weights
-    of their post-LN, ReLU ``torch.nn`` twin (``_twin``), whose submodule names they carry."""
+    """What the encoder and decoder layers share: their submodules, with the names of their post-LN,
+    ReLU ``torch.nn`` twin (``_twin``), the feed-forward network, and ``from_torch``."""
 
     _twin: type[nn.Module]
-    _attentions: tuple[str, ...]
-    _copied: tuple[str, ...]
-
-    def feed_forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.linear2(self.dropout(F.relu(self.linear1(x))))
-
-    @classmethod
-    def _check_twin(cls, layer: nn.Module) -> None:
-        if not isinstance(layer, cls._twin):
-            raise TypeError(f"expected an nn.{cls._twin.__name__}, got {type(layer).__name__}")
-        if layer.norm_first:
-            raise ValueError(
-                "only post-LN layers (norm_first=False) can be copied: ours follow the paper"
-            )
-        if not (layer.activation is F.relu or isinstance(layer.activation, nn.ReLU)):
-            raise ValueError(f"only ReLU layers can be copied, got activation {layer.activation}")
-
-    @torch.no_grad()
-    def copy_from_torch(self, layer: nn.Module) -> _PostLNLayer:
-        """Copy the weights of ``layer``, this layer's ``torch.nn`` twin, into this layer."""
-        self._check_twin(layer)
-        for name in self._attentions:
-            getattr(self, name).copy_from_torch(getattr(layer, name))
-        for name in self._copied:
-            getattr(self, name).load_state_dict(getattr(layer, name).state_dict())
-        return self
-
-    @classmethod
-    def from_torch(cls, layer: nn.Module) -> _PostLNLayer:
-        """A new layer with the weights of a post-LN, ReLU ``torch.nn`` twin."""
-        cls._check_twin(layer)
-        sizes = (layer.linear1.in_features, layer.self_attn.num_heads, layer.linear1.out_features)
-        ours = cls(*sizes, dropout=layer.dropout.p, layer_norm_eps=layer.norm1.eps)
-        ours = ours.to(layer.linear1.weight.device, layer.linear1.weight.dtype)
-        return ours.copy_from_torch(layer).train(layer.training)
-
-
-class EncoderLayer(_PostLNLayer):
-    """Self-attention -> Add & Norm -> feed-forward (ReLU) -> Add & Norm, like ``nn.TransformerEncoderLayer``.
-
-    ``forward(x, key_padding_mask=None, attn_mask=None) -> (x, self_attention_weights)``.
-    """
-
-    _twin = nn.TransformerEncoderLayer
-    _attentions = ("self_attn",)
-    _copied = ("linear1", "linear2", "norm1", "norm2")
+    _sublayers: int  # self-attention, (cross-attention,) feed-forward: each ends in Add & Norm
 
     def __init__(
         self,
@@ -89,77 +36,69 @@ class EncoderLayer(_PostLNLayer):
         d_ff: int,
         dropout: float = 0.0,
         layer_norm_eps: float = 1e-5,
-    ):
+    ) -> None:
         super().__init__()
         self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
+        if self._sublayers == 3:  # the decoder's cross-attention
+            self.multihead_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
         self.linear1 = nn.Linear(d_model, d_ff)
         self.dropout = nn.Dropout(dropout)
         self.linear2 = nn.Linear(d_ff, d_model)
-        self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
-        self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps)
-        self.dropout1 = nn.Dropout(dropout)
-        self.dropout2 = nn.Dropout(dropout)
+        for i in range(1, self._sublayers + 1):  # norm1, dropout1, norm2, dropout2, ...
+            self.add_module(f"norm{i}", nn.LayerNorm(d_model, eps=layer_norm_eps))
+            self.add_module(f"dropout{i}", nn.Dropout(dropout))
+
+    def feed_forward(self, x: Tensor) -> Tensor:
+        return self.linear2(self.dropout(F.relu(self.linear1(x))))
+
+    @classmethod
+    def from_torch(cls, layer: nn.Module) -> _PostLNLayer:
+        """A new layer with the weights, dropout, dtype and mode of a post-LN, ReLU ``torch.nn`` twin."""
+        if not isinstance(layer, cls._twin):
+            raise TypeError(f"expected an nn.{cls._twin.__name__}, got {type(layer).__name__}")
+        _check_post_ln_relu(layer)
+        sizes = (layer.linear1.in_features, layer.self_attn.num_heads, layer.linear1.out_features)
+        ours = cls(*sizes, dropout=layer.dropout.p, layer_norm_eps=layer.norm1.eps)
+        return copy_torch_weights(ours, layer)
+
+
+class EncoderLayer(_PostLNLayer):
+    """Self-attention -> Add & Norm -> feed-forward (ReLU) -> Add & Norm, like ``nn.TransformerEncoderLayer``;
+    ``forward(x, key_padding_mask=None, attn_mask=None)`` returns ``(x, self_attention_weights)``."""
+
+    _twin = nn.TransformerEncoderLayer
+    _sublayers = 2
 
     def forward(
-        self,
-        x: torch.Tensor,
-        key_padding_mask: torch.Tensor | None = None,
-        attn_mask: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        attended, weights = self.self_attn(
-            x, x, x, key_padding_mask=key_padding_mask, attn_mask=attn_mask
-        )
+        self, x: Tensor, key_padding_mask: Tensor | None = None, attn_mask: Tensor | None = None
+    ) -> tuple[Tensor, Tensor | None]:
+        attended, weights = self.self_attn(x, x, x, key_padding_mask, attn_mask)
         x = self.norm1(x + self.dropout1(attended))
         x = self.norm2(x + self.dropout2(self.feed_forward(x)))
         return x, weights
 
 
 class DecoderLayer(_PostLNLayer):
-    """Masked self-attention -> Add & Norm -> cross-attention on ``memory`` -> Add & Norm -> FFN -> Add & Norm.
+    """Masked self-attention -> Add & Norm -> cross-attention -> Add & Norm -> FFN -> Add & Norm.
 
-    Like ``nn.TransformerDecoderLayer``: the queries of the cross-attention (``multihead_attn``) come from the
-    decoder, its keys and values from the encoder's output ``memory``.
-    ``forward(x, memory, tgt_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None, memory_mask=None)
-    -> (x, self_weights, cross_weights)``. Pass ``tgt_mask=causal_mask(tgt_len)`` when training a decoder.
+    Like ``nn.TransformerDecoderLayer``; the cross-attention (``multihead_attn``) takes its queries from
+    the decoder, its keys and values from the encoder's output ``memory``. ``forward`` returns
+    ``(x, self_weights, cross_weights)``; pass ``tgt_mask=causal_mask(tgt_len)`` when training.
     """
 
     _twin = nn.TransformerDecoderLayer
-    _attentions = ("self_attn", "multihead_attn")
-    _copied = ("linear1", "linear2", "norm1", "norm2", "norm3")
-
-    def __init__(
-        self,
-        d_model: int,
-        num_heads: int,
-        d_ff: int,
-        dropout: float = 0.0,
-        layer_norm_eps: float = 1e-5,
-    ):
-        super().__init__()
-        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
-        self.multihead_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
-        self.linear1 = nn.Linear(d_model, d_ff)
-        self.dropout = nn.Dropout(dropout)
-        self.linear2 = nn.Linear(d_ff, d_model)
-        self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
-        self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps)
-        self.norm3 = nn.LayerNorm(d_model, eps=layer_norm_eps)
-        self.dropout1 = nn.Dropout(dropout)
-        self.dropout2 = nn.Dropout(dropout)
-        self.dropout3 = nn.Dropout(dropout)
+    _sublayers = 3
 
     def forward(
         self,
-        x: torch.Tensor,
-        memory: torch.Tensor,
-        tgt_mask: torch.Tensor | None = None,
-        tgt_key_padding_mask: torch.Tensor | None = None,
-        memory_key_padding_mask: torch.Tensor | None = None,
-        memory_mask: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
-        attended, self_weights = self.self_attn(
-            x, x, x, key_padding_mask=tgt_key_padding_mask, attn_mask=tgt_mask
-        )
+        x: Tensor,
+        memory: Tensor,
+        tgt_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor | None, Tensor | None]:
+        attended, self_weights = self.self_attn(x, x, x, tgt_key_padding_mask, tgt_mask)
         x = self.norm1(x + self.dropout1(attended))
         attended, cross_weights = self.multihead_attn(
             x, memory, memory, key_padding_mask=memory_key_padding_mask, attn_mask=memory_mask
@@ -169,15 +108,11 @@ class DecoderLayer(_PostLNLayer):
         return x, self_weights, cross_weights
 
 
-# --- The encoder-decoder Transformer ---
-
-
 class Transformer(nn.Module):
     """Encoder stack + final LayerNorm, decoder stack + final LayerNorm, exactly like ``nn.Transformer``.
 
     Works on vectors ``(batch, seq, d_model)`` (add embeddings and positions outside, as torch does).
-    ``forward(src, tgt, ...) -> (output, {"encoder": [...], "decoder": [...], "cross": [...]})`` where each
-    list holds one ``(batch, heads, query_len, key_len)`` weight tensor per layer.
+    ``forward(src, tgt, ...) -> (output, {"encoder": [...], "decoder": [...], "cross": [...]})``.
     """
 
     def __init__(
@@ -191,16 +126,10 @@ class Transformer(nn.Module):
         layer_norm_eps: float = 1e-5,
     ) -> None:
         super().__init__()
-        self.d_model, self.num_heads = d_model, num_heads
-        self.encoder_layers = nn.ModuleList(
-            EncoderLayer(d_model, num_heads, d_ff, dropout, layer_norm_eps)
-            for _ in range(num_encoder_layers)
-        )
+        sizes = (d_model, num_heads, d_ff, dropout, layer_norm_eps)
+        self.encoder_layers = nn.ModuleList(EncoderLayer(*sizes) for _ in range(num_encoder_layers))
         self.encoder_norm = nn.LayerNorm(d_model, eps=layer_norm_eps)
-        self.decoder_layers = nn.ModuleList(
-            DecoderLayer(d_model, num_heads, d_ff, dropout, layer_norm_eps)
-            for _ in range(num_decoder_layers)
-        )
+        self.decoder_layers = nn.ModuleList(DecoderLayer(*sizes) for _ in range(num_decoder_layers))
         self.decoder_norm = nn.LayerNorm(d_model, eps=layer_norm_eps)
         for parameter in self.parameters():  # as nn.Transformer: Xavier-uniform for every matrix
             if parameter.dim() > 1:
@@ -208,82 +137,64 @@ class Transformer(nn.Module):
 
     def encode(
         self,
-        src: torch.Tensor,
-        src_key_padding_mask: torch.Tensor | None = None,
-        src_mask: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, list[torch.Tensor | None]]:
+        src: Tensor,
+        src_key_padding_mask: Tensor | None = None,
+        src_mask: Tensor | None = None,
+    ) -> tuple[Tensor, list[Tensor | None]]:
         """Run the encoder: ``(memory, [self-attention weights of each layer])``."""
         weights = []
-        x = src
         for layer in self.encoder_layers:
-            x, layer_weights = layer(x, key_padding_mask=src_key_padding_mask, attn_mask=src_mask)
+            src, layer_weights = layer(src, src_key_padding_mask, src_mask)
             weights.append(layer_weights)
-        return self.encoder_norm(x), weights
+        return self.encoder_norm(src), weights
 
     def decode(
         self,
-        tgt: torch.Tensor,
-        memory: torch.Tensor,
-        tgt_mask: torch.Tensor | None = None,
-        tgt_key_padding_mask: torch.Tensor | None = None,
-        memory_key_padding_mask: torch.Tensor | None = None,
-        memory_mask: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, list[torch.Tensor | None], list[torch.Tensor | None]]:
+        tgt: Tensor,
+        memory: Tensor,
+        tgt_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+    ) -> tuple[Tensor, list[Tensor | None], list[Tensor | None]]:
         """Run the decoder: ``(output, [self-attention weights], [cross-attention weights])``, one per layer."""
+        masks = (tgt_mask, tgt_key_padding_mask, memory_key_padding_mask, memory_mask)
         self_weights, cross_weights = [], []
-        x = tgt
         for layer in self.decoder_layers:
-            x, layer_self, layer_cross = layer(
-                x, memory, tgt_mask, tgt_key_padding_mask, memory_key_padding_mask, memory_mask
-            )
+            tgt, layer_self, layer_cross = layer(tgt, memory, *masks)
             self_weights.append(layer_self)
             cross_weights.append(layer_cross)
-        return self.decoder_norm(x), self_weights, cross_weights
+        return self.decoder_norm(tgt), self_weights, cross_weights
 
     def forward(
         self,
-        src: torch.Tensor,
-        tgt: torch.Tensor,
-        src_mask: torch.Tensor | None = None,
-        tgt_mask: torch.Tensor | None = None,
-        memory_mask: torch.Tensor | None = None,
-        src_key_padding_mask: torch.Tensor | None = None,
-        tgt_key_padding_mask: torch.Tensor | None = None,
-        memory_key_padding_mask: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, dict[str, list[torch.Tensor | None]]]:
+        src: Tensor,
+        tgt: Tensor,
+        src_mask: Tensor | None = None,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        src_key_padding_mask: Tensor | None = None,
+        tgt_key_padding_mask: Tensor | None = None,
+        memory_key_padding_mask: Tensor | None = None,
+    ) -> tuple[Tensor, dict[str, list[Tensor | None]]]:
         """Same argument order as ``nn.Transformer.forward``; returns ``(output, weights dict)``."""
         memory, encoder_weights = self.encode(src, src_key_padding_mask, src_mask)
         output, decoder_weights, cross_weights = self.decode(
             tgt, memory, tgt_mask, tgt_key_padding_mask, memory_key_padding_mask, memory_mask
         )
-        return output, {
-            "encoder": encoder_weights,
-            "decoder": decoder_weights,
-            "cross": cross_weights,
-        }
+        weights = {"encoder": encoder_weights, "decoder": decoder_weights, "cross": cross_weights}
+        return output, weights
 
     @classmethod
     def from_torch(cls, m: nn.Transformer) -> Transformer:
-        """A new ``Transformer`` with the weights of ``m`` (post-LN, ReLU): layer by layer, then the final norms."""
+        """A new ``Transformer`` with the weights, dropout, dtype and mode of ``m`` (post-LN, ReLU)."""
         if not isinstance(m, nn.Transformer):
             raise TypeError(f"expected an nn.Transformer, got {type(m).__name__}")
-        first = m.encoder.layers[0]
-        ours = cls(
-            d_model=m.d_model,
-            num_heads=m.nhead,
-            num_encoder_layers=len(m.encoder.layers),
-            num_decoder_layers=len(m.decoder.layers),
-            d_ff=first.linear1.out_features,
-            dropout=first.dropout.p,
-            layer_norm_eps=first.norm1.eps,
-        ).to(first.linear1.weight.device, first.linear1.weight.dtype)
         if m.encoder.norm is None or m.decoder.norm is None:
             raise ValueError("nn.Transformer without final encoder/decoder norms is not supported")
-        with torch.no_grad():
-            for our_layer, torch_layer in zip(ours.encoder_layers, m.encoder.layers, strict=True):
-                our_layer.copy_from_torch(torch_layer)
-            for our_layer, torch_layer in zip(ours.decoder_layers, m.decoder.layers, strict=True):
-                our_layer.copy_from_torch(torch_layer)
-            ours.encoder_norm.load_state_dict(m.encoder.norm.state_dict())
-            ours.decoder_norm.load_state_dict(m.decoder.norm.state_dict())
-        return ours.train(m.training)
+        for layer in (*m.encoder.layers, *m.decoder.layers):
+            _check_post_ln_relu(layer)
+        first = m.encoder.layers[0]
+        layers = (len(m.encoder.layers), len(m.decoder.layers), first.linear1.out_features)
+        ours = cls(m.d_model, m.nhead, *layers, first.dropout.p, first.norm1.eps)
+        return copy_torch_weights(ours, m)
