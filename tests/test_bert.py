@@ -109,19 +109,17 @@ def test_sdpa_path_gives_the_same_hidden_states(minilm, encoded):
     assert torch.equal(fallback, eager)
 
 
-def test_config_from_json_and_from_dict(tmp_path):
+def test_config_from_json(tmp_path):
     config = bert.BertConfig.from_json(bert.minilm_path())
     assert (config.hidden_size, config.intermediate_size, config.layer_norm_eps) == (
         384,
         1536,
         1e-12,
     )
-    assert (
-        bert.BertConfig.from_dict(
-            {"hidden_size": 8, "num_attention_heads": 2, "unknown": 1}
-        ).hidden_size
-        == 8
-    )
+    path = tmp_path / "config.json"
+    path.write_text('{"hidden_size": 8, "num_attention_heads": 2, "unknown": 1}')
+    config = bert.BertConfig.from_json(path, attn_implementation="sdpa")
+    assert (config.hidden_size, config.attn_implementation) == (8, "sdpa")
     with pytest.raises(ValueError, match="multiple of num_attention_heads"):
         bert.BertConfig(hidden_size=10, num_attention_heads=4)
     with pytest.raises(ValueError, match="hidden_act"):
@@ -196,6 +194,14 @@ def test_padding_does_not_change_real_tokens():
             "token_type_ids must lie",
         ),
         (
+            dict(
+                input_ids=torch.zeros(2, 5, dtype=torch.long),
+                token_type_ids=torch.zeros(2, 5, dtype=torch.int32),
+            ),
+            TypeError,
+            "token_type_ids must be a torch.long tensor",
+        ),
+        (
             dict(input_ids=torch.zeros(2, 5, dtype=torch.long), attention_mask=torch.ones(2, 4)),
             ValueError,
             r"attention_mask must have shape \(2, 5\)",
@@ -211,12 +217,3 @@ def test_bad_inputs_raise_clear_errors(kwargs, error, message):
 def test_model_needs_a_config():
     with pytest.raises(TypeError, match="BertConfig"):
         bert.BertModel({"hidden_size": 16})
-
-
-def test_mean_pool_ignores_padding_and_checks_shapes():
-    hidden = torch.tensor([[[1.0, 2.0], [3.0, 4.0], [100.0, 100.0]]])
-    assert torch.equal(
-        bert.mean_pool(hidden, torch.tensor([[1, 1, 0]])), torch.tensor([[2.0, 3.0]])
-    )
-    with pytest.raises(ValueError, match="attention_mask"):
-        bert.mean_pool(hidden, torch.ones(1, 2))
