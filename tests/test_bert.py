@@ -109,17 +109,13 @@ def test_sdpa_path_gives_the_same_hidden_states(minilm, encoded):
     assert torch.equal(fallback, eager)
 
 
-def test_config_from_json(tmp_path):
-    config = bert.BertConfig.from_json(bert.minilm_path())
+def test_config_from_minilm_and_its_checks(minilm):
+    config = minilm[0].config
     assert (config.hidden_size, config.intermediate_size, config.layer_norm_eps) == (
         384,
         1536,
         1e-12,
     )
-    path = tmp_path / "config.json"
-    path.write_text('{"hidden_size": 8, "num_attention_heads": 2, "unknown": 1}')
-    config = bert.BertConfig.from_json(path, attn_implementation="sdpa")
-    assert (config.hidden_size, config.attn_implementation) == (8, "sdpa")
     with pytest.raises(ValueError, match="multiple of num_attention_heads"):
         bert.BertConfig(hidden_size=10, num_attention_heads=4)
     with pytest.raises(ValueError, match="hidden_act"):

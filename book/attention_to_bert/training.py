@@ -29,9 +29,7 @@ def set_seed(seed: int = 0, num_threads: int | None = 2) -> None:
 
 def choose_device(prefer: str | None = None) -> torch.device:
     """The device to compute on: ``prefer`` (such as ``"cpu"``) if given, else CUDA when present."""
-    if prefer is None:
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    device = torch.device(prefer)
+    device = torch.device(prefer or ("cuda" if torch.cuda.is_available() else "cpu"))
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(f"device {prefer!r} was asked for, but CUDA is not available")
     return device
@@ -57,10 +55,20 @@ def train(
     check_int("epochs", epochs)
     losses: list[float] = []
     start = time.perf_counter()
-    step = 0
+
+    def log(epoch: int, since: int) -> None:  # the mean loss of the steps from ``since`` on
+        recent = losses[since:]
+        line = f"epoch {epoch:3d}  step {len(losses):5d}  loss {sum(recent) / len(recent):.4f}"
+        if evaluate is not None:
+            model.eval()
+            with torch.no_grad():
+                line += f"  eval {evaluate(model):.4f}"
+            model.train()
+        print(f"{line}  {time.perf_counter() - start:6.1f}s", flush=True)
+
     for epoch in range(1, epochs + 1):
         model.train()
-        since_log: list[float] = []
+        since = len(losses)  # the first step of the epoch not logged yet
         for batch in batches():
             optimizer.zero_grad(set_to_none=True)
             loss = loss_fn(model, batch)
@@ -68,26 +76,14 @@ def train(
             if clip_grad_norm is not None:
                 nn.utils.clip_grad_norm_(model.parameters(), clip_grad_norm)
             optimizer.step()
-            step += 1
             losses.append(loss.item())
-            since_log.append(losses[-1])
-            if log_every and step % log_every == 0:
-                _log(model, epoch, step, since_log, start, evaluate)
-                since_log = []
-        if not log_every and since_log:
-            _log(model, epoch, step, since_log, start, evaluate)
+            if log_every and len(losses) % log_every == 0:
+                log(epoch, since)
+                since = len(losses)
+        if not log_every and len(losses) > since:
+            log(epoch, since)
     model.eval()
     return losses
-
-
-def _log(model, epoch, step, since_log, start, evaluate) -> None:
-    line = f"epoch {epoch:3d}  step {step:5d}  loss {sum(since_log) / len(since_log):.4f}"
-    if evaluate is not None:  # the model is training: evaluate it in eval mode, then go on
-        model.eval()
-        with torch.no_grad():
-            line += f"  eval {evaluate(model):.4f}"
-        model.train()
-    print(f"{line}  {time.perf_counter() - start:6.1f}s", flush=True)
 
 
 def count_parameters(model: nn.Module) -> int:
