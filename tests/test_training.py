@@ -45,13 +45,10 @@ def test_set_seed_rejects_zero_threads():
         set_seed(0, num_threads=0)
 
 
-def test_choose_device_defaults_to_cuda_or_cpu(monkeypatch):
-    monkeypatch.delenv("ATTENTION_TO_BERT_DEVICE", raising=False)
+def test_choose_device_defaults_to_cuda_or_cpu():
     expected = "cuda" if torch.cuda.is_available() else "cpu"
     assert choose_device().type == expected
     assert choose_device("cpu").type == "cpu"
-    monkeypatch.setenv("ATTENTION_TO_BERT_DEVICE", "cpu")
-    assert choose_device().type == "cpu"
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")

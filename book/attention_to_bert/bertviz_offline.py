@@ -1,10 +1,9 @@
 """bertviz views that draw with no internet, in JupyterLab and on the book's website.
 
-bertviz's views load require.js, d3 and jQuery from a CDN; offline they draw nothing. These wrappers
-take bertviz's HTML (``html_action="return"``), drop the CDN script, ship the d3 and jQuery copies of
-``attention_to_bert/javascript`` inside the output, and run bertviz's code on them directly (no
-require.js). They also round the attention weights, which bertviz writes into the page as text.
-"""
+bertviz's views load require.js, d3 and jQuery from a CDN, so offline they draw nothing. These
+wrappers drop the CDN script from bertviz's HTML, ship our copies of d3 and jQuery
+(``attention_to_bert/javascript``) in the output and run bertviz's code on them with no require.js.
+They round the attention weights, which bertviz writes into the page as text."""
 
 from __future__ import annotations
 
@@ -56,12 +55,12 @@ def view_html(view: Callable[..., Any], *args: Any, decimals: int | None = 3, **
 
 def head_view(*args: Any, decimals: int | None = 3, **kwargs: Any) -> None:
     """Show ``bertviz.head_view(*args, **kwargs)`` offline, the weights rounded to ``decimals``."""
-    _show(view_html(bertviz.head_view, *args, decimals=decimals, **kwargs), "head view")
+    _show(bertviz.head_view, args, kwargs, decimals)
 
 
 def model_view(*args: Any, decimals: int | None = 3, **kwargs: Any) -> None:
     """Show ``bertviz.model_view(*args, **kwargs)`` offline, the weights rounded to ``decimals``."""
-    _show(view_html(bertviz.model_view, *args, decimals=decimals, **kwargs), "model view")
+    _show(bertviz.model_view, args, kwargs, decimals)
 
 
 def _rounded(layers: Sequence[Any] | None, decimals: int) -> list[Any] | None:
@@ -69,11 +68,8 @@ def _rounded(layers: Sequence[Any] | None, decimals: int) -> list[Any] | None:
     return None if layers is None else [layer.double().round(decimals=decimals) for layer in layers]
 
 
-def _show(html: str, kind: str) -> None:
-    display(
-        {
-            "text/html": html,
-            "text/plain": f"(a bertviz {kind}, drawn in JupyterLab and on the website)",
-        },
-        raw=True,
-    )
+def _show(view: Callable[..., Any], args: tuple, kwargs: dict, decimals: int | None) -> None:
+    html = view_html(view, *args, decimals=decimals, **kwargs)
+    kind = view.__name__.replace("_", " ")  # "head view", "model view"
+    text = f"(a bertviz {kind}, drawn in JupyterLab and on the website)"
+    display({"text/html": html, "text/plain": text}, raw=True)

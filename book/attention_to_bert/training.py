@@ -14,16 +14,10 @@ from torch import nn
 
 from attention_to_bert.validate import check_int
 
-DEFAULT_THREADS = 2
 
-
-def set_seed(seed: int = 0, num_threads: int | None = DEFAULT_THREADS) -> None:
-    """Seed Python, NumPy and PyTorch, and fix PyTorch's CPU thread count.
-
-    The thread count changes floating-point results on the CPU (sums are split differently), so the
-    book fixes it: ``num_threads`` threads, or fewer if the machine has fewer cores. Pass ``None`` to
-    leave the thread count alone.
-    """
+def set_seed(seed: int = 0, num_threads: int | None = 2) -> None:
+    """Seed Python, NumPy and PyTorch, and fix PyTorch's CPU thread count (fewer if the machine has
+    fewer cores; ``None`` leaves it alone), which changes how floating-point sums are split."""
     check_int("seed", seed, minimum=0)
     random.seed(seed)
     np.random.seed(seed)
@@ -34,17 +28,11 @@ def set_seed(seed: int = 0, num_threads: int | None = DEFAULT_THREADS) -> None:
 
 
 def choose_device(prefer: str | None = None) -> torch.device:
-    """Return the device to compute on: ``prefer`` if given, else CUDA when present, else the CPU.
-
-    The environment variable ``ATTENTION_TO_BERT_DEVICE`` (for example ``cpu``) overrides the choice.
-    """
-    name = prefer or os.environ.get("ATTENTION_TO_BERT_DEVICE")
-    if name:
-        device = torch.device(name)
-        if device.type == "cuda" and not torch.cuda.is_available():
-            raise ValueError(f"device {name!r} was asked for, but CUDA is not available")
-        return device
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    """The device to compute on: ``prefer`` (such as ``"cpu"``) if given, else CUDA when present."""
+    device = torch.device(prefer or ("cuda" if torch.cuda.is_available() else "cpu"))
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {prefer!r} was asked for, but CUDA is not available")
+    return device
 
 
 def train(
@@ -54,7 +42,6 @@ def train(
     optimizer: torch.optim.Optimizer,
     *,
     epochs: int = 1,
-    scheduler: Any | None = None,
     clip_grad_norm: float | None = 1.0,
     log_every: int = 0,
     evaluate: Callable[[nn.Module], float] | None = None,
@@ -62,17 +49,26 @@ def train(
     """Train ``model`` and return the loss of every step.
 
     ``batches()`` is called once per epoch and yields batches; ``loss_fn(model, batch)`` returns the
-    scalar loss of one batch. Every ``log_every`` steps (0: only at the end of each epoch) one
-    progress line is printed: epoch, step, mean loss since the last line, elapsed seconds, and
-    ``evaluate(model)`` if given (for example held-out accuracy).
+    scalar loss of one batch. Every ``log_every`` steps (0: at the end of each epoch) a line is
+    printed: epoch, step, mean loss since the last line, ``evaluate(model)`` if given, seconds.
     """
     check_int("epochs", epochs)
     losses: list[float] = []
     start = time.perf_counter()
-    step = 0
+
+    def log(epoch: int, since: int) -> None:  # the mean loss of the steps from ``since`` on
+        recent = losses[since:]
+        line = f"epoch {epoch:3d}  step {len(losses):5d}  loss {sum(recent) / len(recent):.4f}"
+        if evaluate is not None:
+            model.eval()
+            with torch.no_grad():
+                line += f"  eval {evaluate(model):.4f}"
+            model.train()
+        print(f"{line}  {time.perf_counter() - start:6.1f}s", flush=True)
+
     for epoch in range(1, epochs + 1):
         model.train()
-        since_log: list[float] = []
+        since = len(losses)  # the first step of the epoch not logged yet
         for batch in batches():
             optimizer.zero_grad(set_to_none=True)
             loss = loss_fn(model, batch)
@@ -80,29 +76,14 @@ def train(
             if clip_grad_norm is not None:
                 nn.utils.clip_grad_norm_(model.parameters(), clip_grad_norm)
             optimizer.step()
-            if scheduler is not None:
-                scheduler.step()
-            step += 1
             losses.append(loss.item())
-            since_log.append(losses[-1])
-            if log_every and step % log_every == 0:
-                _log(model, epoch, step, since_log, start, evaluate)
-                since_log = []
-        if not log_every and since_log:
-            _log(model, epoch, step, since_log, start, evaluate)
+            if log_every and len(losses) % log_every == 0:
+                log(epoch, since)
+                since = len(losses)
+        if not log_every and len(losses) > since:
+            log(epoch, since)
     model.eval()
     return losses
-
-
-def _log(model, epoch, step, since_log, start, evaluate) -> None:
-    line = f"epoch {epoch:3d}  step {step:5d}  loss {sum(since_log) / len(since_log):.4f}"
-    if evaluate is not None:
-        was_training = model.training
-        model.eval()
-        with torch.no_grad():
-            line += f"  eval {evaluate(model):.4f}"
-        model.train(was_training)
-    print(f"{line}  {time.perf_counter() - start:6.1f}s", flush=True)
 
 
 def count_parameters(model: nn.Module) -> int:

@@ -11,24 +11,24 @@ _DTYPE_NAMES = {torch.long: "torch.long", torch.bool: "torch.bool"}
 
 def check_int(name: str, value: object, minimum: int = 1) -> None:
     """An ``int`` (not a bool) that is at least ``minimum``."""
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    check_ints(minimum, **{name: value})
 
 
 def check_ints(minimum: int = 1, **values: object) -> None:
     """``check_int`` for each keyword argument: ``check_ints(num_heads=num_heads, d_ff=d_ff)``."""
     for name, value in values.items():
-        check_int(name, value, minimum)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+        if value < minimum:
+            raise ValueError(f"{name} must be >= {minimum}, got {value}")
 
 
-def check_fraction(name: str, value: object, closed: bool = False) -> None:
-    """A number in ``[0, 1)`` (``[0, 1]`` when ``closed``), such as a dropout rate or a probability."""
+def check_fraction(name: str, value: object) -> None:
+    """A number in ``[0, 1)``, such as a dropout rate."""
     if not isinstance(value, int | float) or isinstance(value, bool):
         raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-    if not (0.0 <= value <= 1.0 if closed else 0.0 <= value < 1.0):
-        raise ValueError(f"{name} must be in [0, 1{']' if closed else ')'}, got {value}")
+    if not 0 <= value < 1:
+        raise ValueError(f"{name} must be in [0, 1), got {value}")
 
 
 def check_tensor(
@@ -41,10 +41,8 @@ def check_tensor(
     min_dim: int = 0,
     axes: str | None = None,
 ) -> None:
-    """A tensor, of ``dtype`` (or floating point) if asked, with ``dim`` (or at least ``min_dim``) axes.
-
-    ``axes`` names the axes in the error message, e.g. ``"(batch, seq)"``.
-    """
+    """A tensor, of ``dtype`` (or floating point) if asked, with ``dim`` (or at least ``min_dim``) axes;
+    ``axes`` names them in the error message, e.g. ``"(batch, seq)"``."""
     if not isinstance(value, Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
     if dtype is not None and value.dtype != dtype:
