@@ -10,7 +10,6 @@ from attention_to_bert.data.dates import (
     date_splits,
     encode_pairs,
     format_date,
-    make_digit_strings,
 )
 from attention_to_bert.data.documents import (
     MOVIE_ASPECTS,
