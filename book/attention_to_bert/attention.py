@@ -22,22 +22,32 @@ from attention_to_bert.validate import check_ints, check_mask, check_tensor
 ScoreFunction = Callable[[Tensor, Tensor], Tensor]
 
 
-def _check_query_key(query: Tensor, key: Tensor, same_size: bool = True) -> None:
-    """Check that query ``(..., n_q, d_q)`` and key ``(..., n_k, d_k)`` can be scored against each other."""
+def _check_batch_dims(**tensors: Tensor) -> None:
+    """The batch dimensions (all but the last two) of the named tensors must broadcast."""
+    try:
+        torch.broadcast_shapes(*(tensor.shape[:-2] for tensor in tensors.values()))
+    except RuntimeError:
+        shapes = [f"{name} {tuple(tensor.shape)}" for name, tensor in tensors.items()]
+        shapes = f"{', '.join(shapes[:-1])} and {shapes[-1]}"
+        raise ValueError(
+            f"the batch dimensions (all but the last two) of {shapes} do not broadcast"
+        ) from None
+
+
+def _check_query_key(query: Tensor, key: Tensor, score: nn.Module | None = None) -> None:
+    """Check that query ``(..., n_q, d_q)`` and key ``(..., n_k, d_k)`` can be scored against each other:
+    both of one size ``d``, or of the sizes that the learned ``score`` module was built for."""
     check_tensor("query", query, floating=True, min_dim=2)
     check_tensor("key", key, floating=True, min_dim=2)
-    if same_size and query.shape[-1] != key.shape[-1]:
+    got = f"got query {tuple(query.shape)} and key {tuple(key.shape)}"
+    if score is None and query.shape[-1] != key.shape[-1]:
+        raise ValueError(f"query and key must have the same feature size d (last dimension), {got}")
+    if score is not None and (query.shape[-1], key.shape[-1]) != (score.query_size, score.key_size):
         raise ValueError(
-            f"query and key must have the same feature size d (last dimension), "
-            f"got query {tuple(query.shape)} and key {tuple(key.shape)}"
+            f"{type(score).__name__}({score.extra_repr()}) expects query (..., n_q, {score.query_size}) "
+            f"and key (..., n_k, {score.key_size}), {got}"
         )
-    try:
-        torch.broadcast_shapes(query.shape[:-2], key.shape[:-2])
-    except RuntimeError:
-        raise ValueError(
-            f"the batch dimensions of query {tuple(query.shape)} and key {tuple(key.shape)} "
-            f"(all but the last two) do not broadcast"
-        ) from None
+    _check_batch_dims(query=query, key=key)
 
 
 def masked_softmax(scores: Tensor, mask: Tensor | None = None) -> Tensor:
@@ -96,26 +106,6 @@ def scaled_dot_score(query: Tensor, key: Tensor) -> Tensor:
     return query @ key.transpose(-2, -1) / math.sqrt(query.shape[-1])
 
 
-def cosine_score(query: Tensor, key: Tensor, eps: float = 1e-8) -> Tensor:
-    """Cosine similarity ``q · k / (|q| |k|)``, in [-1, 1]; a zero vector scores 0 against everything."""
-    _check_query_key(query, key)
-    query = query / query.norm(dim=-1, keepdim=True).clamp_min(eps)
-    key = key / key.norm(dim=-1, keepdim=True).clamp_min(eps)
-    return query @ key.transpose(-2, -1)
-
-
-def gaussian_score(query: Tensor, key: Tensor, width: float | Tensor = 1.0) -> Tensor:
-    """Gaussian-kernel score ``-|q - k|^2 / (2 width^2)``: its softmax is Nadaraya–Watson regression."""
-    _check_query_key(query, key)
-    width = torch.as_tensor(width, dtype=query.dtype, device=query.device)
-    if width.numel() != 1:
-        raise ValueError(f"width must be a single number, got shape {tuple(width.shape)}")
-    if not (width > 0).all():
-        raise ValueError(f"width must be > 0, got {width.item()}")
-    squared_distance = (query.unsqueeze(-2) - key.unsqueeze(-3)).pow(2).sum(-1)
-    return -squared_distance / (2 * width**2)
-
-
 class GeneralScore(nn.Module):
     """Bilinear ("general") score ``q^T W k`` with a learned ``W`` (Luong et al., 2015).
 
@@ -132,12 +122,7 @@ class GeneralScore(nn.Module):
         self.key_projection = nn.Linear(key_size, query_size, bias=False)
 
     def forward(self, query: Tensor, key: Tensor) -> Tensor:
-        _check_query_key(query, key, same_size=False)
-        if query.shape[-1] != self.query_size or key.shape[-1] != self.key_size:
-            raise ValueError(
-                f"GeneralScore({self.query_size}, {self.key_size}) expects query (..., n_q, {self.query_size}) "
-                f"and key (..., n_k, {self.key_size}), got query {tuple(query.shape)} and key {tuple(key.shape)}"
-            )
+        _check_query_key(query, key, self)
         return query @ self.key_projection(key).transpose(-2, -1)
 
     def extra_repr(self) -> str:
@@ -163,13 +148,7 @@ class AdditiveScore(nn.Module):
         self.v = nn.Linear(hidden_size, 1, bias=False)
 
     def forward(self, query: Tensor, key: Tensor) -> Tensor:
-        _check_query_key(query, key, same_size=False)
-        if query.shape[-1] != self.query_size or key.shape[-1] != self.key_size:
-            raise ValueError(
-                f"AdditiveScore({self.query_size}, {self.key_size}, {self.hidden_size}) expects query "
-                f"(..., n_q, {self.query_size}) and key (..., n_k, {self.key_size}), "
-                f"got query {tuple(query.shape)} and key {tuple(key.shape)}"
-            )
+        _check_query_key(query, key, self)
         # (..., n_q, 1, h) + (..., 1, n_k, h) -> (..., n_q, n_k, h) -> (..., n_q, n_k)
         hidden = torch.tanh(
             self.query_projection(query).unsqueeze(-2) + self.key_projection(key).unsqueeze(-3)
@@ -201,13 +180,7 @@ def attention(
             f"key and value must have the same number of positions n_k (second to last dimension), "
             f"got key {tuple(key.shape)} and value {tuple(value.shape)}"
         )
-    try:
-        torch.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
-    except RuntimeError:
-        raise ValueError(
-            f"the batch dimensions (all but the last two) of query {tuple(query.shape)}, key {tuple(key.shape)} "
-            f"and value {tuple(value.shape)} do not broadcast"
-        ) from None
+    _check_batch_dims(query=query, key=key, value=value)
     if not callable(score):
         raise TypeError(f"score must be callable as score(query, key), got {type(score).__name__}")
     scores = score(query, key)
