@@ -4,9 +4,8 @@ Shapes follow one convention everywhere: a query is ``(..., n_q, d_q)``, keys ar
 values are ``(..., n_k, d_v)``. A score function returns ``(..., n_q, n_k)`` (one score per query and
 key), the softmax over the last dimension turns each row into weights that sum to one, and the output
 is the weighted sum of the values, ``(..., n_q, d_v)``. Masks are bool tensors where **True means
-"may not attend"** (the same polarity as ``torch.nn.MultiheadAttention``'s ``key_padding_mask``).
-
-Chapter 1 of the book derives each piece; later chapters import them from here.
+"may not attend"** (as in ``torch.nn.MultiheadAttention``'s ``key_padding_mask``). Chapter 1 derives
+each piece; later chapters import them from here.
 """
 
 from __future__ import annotations
@@ -19,11 +18,11 @@ from torch import Tensor, nn
 
 from attention_to_bert.validate import check_ints, check_mask, check_tensor
 
-ScoreFunction = Callable[[Tensor, Tensor], Tensor]
 
-
-def _check_batch_dims(**tensors: Tensor) -> None:
-    """The batch dimensions (all but the last two) of the named tensors must broadcast."""
+def _check_tensors(**tensors: Tensor) -> None:
+    """Floating-point tensors of 2 or more dimensions whose batch dimensions (all but the last two) broadcast."""
+    for name, tensor in tensors.items():
+        check_tensor(name, tensor, floating=True, min_dim=2)
     try:
         torch.broadcast_shapes(*(tensor.shape[:-2] for tensor in tensors.values()))
     except RuntimeError:
@@ -37,8 +36,7 @@ def _check_batch_dims(**tensors: Tensor) -> None:
 def _check_query_key(query: Tensor, key: Tensor, score: nn.Module | None = None) -> None:
     """Check that query ``(..., n_q, d_q)`` and key ``(..., n_k, d_k)`` can be scored against each other:
     both of one size ``d``, or of the sizes that the learned ``score`` module was built for."""
-    check_tensor("query", query, floating=True, min_dim=2)
-    check_tensor("key", key, floating=True, min_dim=2)
+    _check_tensors(query=query, key=key)
     got = f"got query {tuple(query.shape)} and key {tuple(key.shape)}"
     if score is None and query.shape[-1] != key.shape[-1]:
         raise ValueError(f"query and key must have the same feature size d (last dimension), {got}")
@@ -47,7 +45,6 @@ def _check_query_key(query: Tensor, key: Tensor, score: nn.Module | None = None)
             f"{type(score).__name__}({score.extra_repr()}) expects query (..., n_q, {score.query_size}) "
             f"and key (..., n_k, {score.key_size}), {got}"
         )
-    _check_batch_dims(query=query, key=key)
 
 
 def masked_softmax(scores: Tensor, mask: Tensor | None = None) -> Tensor:
@@ -109,9 +106,8 @@ def scaled_dot_score(query: Tensor, key: Tensor) -> Tensor:
 class GeneralScore(nn.Module):
     """Bilinear ("general") score ``q^T W k`` with a learned ``W`` (Luong et al., 2015).
 
-    ``W`` has shape ``(query_size, key_size)``, so query and key may have different sizes. It is
-    stored as ``self.key_projection``, a bias-free ``nn.Linear(key_size, query_size)``, so the score
-    is ``q · (W k)``.
+    ``W`` ``(query_size, key_size)`` is ``self.key_projection``, a bias-free ``nn.Linear(key_size,
+    query_size)``, so the score is ``q · (W k)``, and query and key may have different sizes.
     """
 
     def __init__(self, query_size: int, key_size: int) -> None:
@@ -132,9 +128,8 @@ class GeneralScore(nn.Module):
 class AdditiveScore(nn.Module):
     """Additive (MLP) score ``v^T tanh(W_q q + W_k k)`` (Bahdanau et al., 2015).
 
-    A one-hidden-layer network of ``hidden_size`` units scores each (query, key) pair; query and key may
-    have different sizes. It builds a ``(..., n_q, n_k, hidden_size)`` tensor, so it costs more memory
-    than the dot-product family.
+    A one-hidden-layer network of ``hidden_size`` units scores each (query, key) pair (of any sizes).
+    It builds a ``(..., n_q, n_k, hidden_size)`` tensor, so it costs more memory than a dot product.
     """
 
     def __init__(self, query_size: int, key_size: int, hidden_size: int) -> None:
@@ -164,7 +159,7 @@ def attention(
     key: Tensor,
     value: Tensor,
     mask: Tensor | None = None,
-    score: ScoreFunction = scaled_dot_score,
+    score: Callable[[Tensor, Tensor], Tensor] = scaled_dot_score,
 ) -> tuple[Tensor, Tensor]:
     """Attention pooling: weight the values by the softmax of the query-key scores.
 
@@ -173,14 +168,12 @@ def attention(
     module called as ``score(query, key)``. Returns ``(output, weights)``: the weighted sums of the
     values ``(..., n_q, d_v)`` and the weights ``(..., n_q, n_k)`` whose rows sum to 1 (0 if fully masked).
     """
-    for name, tensor in (("query", query), ("key", key), ("value", value)):
-        check_tensor(name, tensor, floating=True, min_dim=2)
+    _check_tensors(query=query, key=key, value=value)
     if key.shape[-2] != value.shape[-2]:
         raise ValueError(
             f"key and value must have the same number of positions n_k (second to last dimension), "
             f"got key {tuple(key.shape)} and value {tuple(value.shape)}"
         )
-    _check_batch_dims(query=query, key=key, value=value)
     if not callable(score):
         raise TypeError(f"score must be callable as score(query, key), got {type(score).__name__}")
     scores = score(query, key)

@@ -19,8 +19,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from attention_to_bert.attention import AdditiveScore, attention, dot_score
 from attention_to_bert.validate import check_mask, check_tensor, check_token_ids
 
-SCORES = ("dot", "additive")
-"""The scores of the attention layers, named as in ``seq2seq.SCORES``."""
+SCORES = ("dot", "additive")  # the scores of the attention layers, named as in seq2seq.SCORES
 POOLINGS = ("attention", "mean")
 
 
@@ -71,8 +70,7 @@ class ContextAttention(nn.Module):
         if score not in SCORES:
             raise ValueError(f"score must be one of {SCORES}, got {score!r}")
         self.key_projection = nn.Linear(input_size, attention_size)  # u_i = tanh(W h_i + b)
-        # the query u
-        self.context = nn.Parameter(torch.randn(attention_size) / attention_size**0.5)
+        self.context = nn.Parameter(torch.randn(attention_size) / attention_size**0.5)  # query u
         self.score_name = score
         self.score = (
             dot_score
@@ -98,18 +96,15 @@ class MeanPooling(nn.Module):
     def forward(self, values: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
         _check_padded("values", values, padding_mask)
         present = (~padding_mask).to(values.dtype)
-        # an all-padding row stays 0
-        weights = present / present.sum(dim=1, keepdim=True).clamp_min(1.0)
+        weights = present / present.sum(dim=1, keepdim=True).clamp_min(1.0)  # all padding: 0
         return (weights.unsqueeze(-1) * values).sum(dim=1), weights
 
 
 @dataclass
 class HANOutput:
-    """What the network returns: class scores and the attention weights of both levels.
-
-    ``logits`` ``(documents, classes)``; ``sentence_weights`` ``(documents, sentences)``;
-    ``word_weights`` ``(documents, sentences, words)``. Padded entries have weight 0.
-    """
+    """What the network returns: ``logits`` ``(documents, classes)`` and the attention weights of both
+    levels, ``sentence_weights`` ``(documents, sentences)`` and ``word_weights`` ``(documents,
+    sentences, words)``, 0 at padding."""
 
     logits: Tensor
     sentence_weights: Tensor
