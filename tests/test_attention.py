@@ -11,9 +11,7 @@ from attention_to_bert.attention import (
     AdditiveScore,
     GeneralScore,
     attention,
-    cosine_score,
     dot_score,
-    gaussian_score,
     masked_softmax,
     padding_mask,
     scaled_dot_score,
@@ -132,31 +130,6 @@ def test_dot_and_scaled_dot_scores(generator):
     assert dot_score(query[0], key).shape == (2, 3, 5)
 
 
-def test_cosine_score_matches_torch_cosine_similarity(generator):
-    query, key = randn(3, 4, generator=generator), randn(5, 4, generator=generator)
-    expected = F.cosine_similarity(query[:, None, :], key[None, :, :], dim=-1)
-    torch.testing.assert_close(cosine_score(query, key), expected)
-    assert (
-        cosine_score(torch.zeros(1, 4, dtype=torch.float64), key).abs().max() == 0
-    )  # zero vector: no NaN
-
-
-def test_gaussian_score_is_negative_scaled_squared_distance(generator):
-    query, key = randn(3, 2, generator=generator), randn(4, 2, generator=generator)
-    expected = -torch.cdist(query, key).pow(2) / (2 * 0.5**2)
-    torch.testing.assert_close(gaussian_score(query, key, width=0.5), expected)
-    with pytest.raises(ValueError, match="width must be > 0"):
-        gaussian_score(query, key, width=0.0)
-
-
-def test_gaussian_score_passes_the_gradient_to_a_learned_width():
-    width = torch.tensor(0.5, requires_grad=True)
-    gaussian_score(torch.zeros(1, 1), torch.ones(2, 1), width).sum().backward()
-    torch.testing.assert_close(
-        width.grad, torch.tensor(2 / 0.5**3)
-    )  # d/dw of -1/(2w^2) is 1/w^3, twice
-
-
 def test_general_score_matches_nn_bilinear(generator):
     torch.manual_seed(0)
     score = GeneralScore(query_size=3, key_size=4).double()
@@ -188,7 +161,7 @@ def test_additive_score_matches_the_formula_loop(generator):
     assert sum(p.numel() for p in score.parameters()) == 3 * 8 + 4 * 8 + 8
 
 
-@pytest.mark.parametrize("function", [dot_score, scaled_dot_score, cosine_score, gaussian_score])
+@pytest.mark.parametrize("function", [dot_score, scaled_dot_score])
 def test_score_functions_reject_mismatched_sizes(function):
     with pytest.raises(ValueError, match=r"query \(3, 4\) and key \(5, 6\)"):
         function(torch.zeros(3, 4), torch.zeros(5, 6))
@@ -202,11 +175,14 @@ def test_score_functions_reject_mismatched_sizes(function):
 
 def test_learned_scores_reject_wrong_sizes():
     with pytest.raises(
-        ValueError, match=r"GeneralScore\(3, 4\) expects .* got query \(2, 5\) and key \(6, 4\)"
+        ValueError,
+        match=r"GeneralScore\(query_size=3, key_size=4\) expects .* got query \(2, 5\) and key \(6, 4\)",
     ):
         GeneralScore(3, 4)(torch.zeros(2, 5), torch.zeros(6, 4))
     with pytest.raises(
-        ValueError, match=r"AdditiveScore\(3, 4, 8\) expects .* got query \(2, 3\) and key \(6, 3\)"
+        ValueError,
+        match=r"AdditiveScore\(query_size=3, key_size=4, hidden_size=8\) expects "
+        r".* got query \(2, 3\) and key \(6, 3\)",
     ):
         AdditiveScore(3, 4, 8)(torch.zeros(2, 3), torch.zeros(6, 3))
     with pytest.raises(ValueError, match="hidden_size must be >= 1, got 0"):

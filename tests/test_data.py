@@ -15,12 +15,6 @@ def test_vocabulary_round_trip_with_specials_first():
     assert vocab.decode([vocab.id("hello"), vocab.stoi[EOS], vocab.id("world")]) == ["hello"]
 
 
-def test_vocabulary_without_unk_refuses_unknown_tokens():
-    vocab = Vocabulary("ab", specials=(PAD,))
-    with pytest.raises(KeyError, match="'c' is not in the vocabulary"):
-        vocab.encode("abc")
-
-
 def test_pad_sequences_pads_right_and_checks_length():
     padded = pad_sequences([[1, 2, 3], [4]], pad_id=0)
     assert torch.equal(padded, torch.tensor([[1, 2, 3], [4, 0, 0]]))

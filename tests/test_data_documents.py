@@ -1,7 +1,6 @@
-"""Chapter 2's document generator: seeded, labelled by the sentences it says decide, and encoded with masks."""
+"""Chapter 2's document generator: seeded, and labelled by the sentences and words it says decide."""
 
 import pytest
-import torch
 
 from attention_to_bert.data.documents import (
     DOCUMENT_LABELS,
@@ -13,7 +12,6 @@ from attention_to_bert.data.documents import (
     Document,
     document_splits,
     document_vocabulary,
-    encode_documents,
     make_documents,
 )
 
@@ -85,48 +83,6 @@ def test_vocabulary_covers_every_generated_word():
     assert vocabulary.pad_id == 0
     for document in make_documents(500, seed=5):
         assert all(word in vocabulary for sentence in document.sentences for word in sentence)
-
-
-def test_encode_pads_words_and_sentences_and_masks_them():
-    vocabulary = document_vocabulary()
-    documents = [
-        Document(
-            [["what", "a", "good", "movie"], ["we", "took", "the", "train", "at", "nine"]],
-            1,
-            [0],
-            [(0, 2), (0, 3)],
-        ),
-        Document([["what", "a", "dull", "plot"]], 0, [0], [(0, 2), (0, 3)]),
-    ]
-    batch = encode_documents(documents, vocabulary)
-    assert batch.word_ids.shape == (2, 2, 6) and batch.word_ids.dtype == torch.long
-    assert (
-        batch.word_padding_mask.dtype == torch.bool
-        and batch.sentence_padding_mask.dtype == torch.bool
-    )
-    assert batch.word_padding_mask[0].sum() == 2 and batch.word_padding_mask[1, 1].all()
-    assert torch.equal(batch.sentence_padding_mask, torch.tensor([[False, False], [False, True]]))
-    assert torch.equal(batch.labels, torch.tensor([1, 0]))
-    assert vocabulary.decode(batch.word_ids[0, 1].tolist()) == documents[0].sentences[1]
-    assert len(batch) == 2 and batch[1].word_ids.shape == (1, 2, 6)
-    assert batch[torch.tensor([1, 0])].labels.tolist() == [0, 1]
-    wider = encode_documents(documents, vocabulary, max_sentences=3, max_words=8)
-    assert wider.word_ids.shape == (2, 3, 8) and torch.equal(
-        wider.word_ids[:, :2, :6], batch.word_ids
-    )
-
-
-def test_encode_rejects_bad_input():
-    vocabulary = document_vocabulary()
-    documents = make_documents(3, seed=0)
-    with pytest.raises(ValueError, match="at least one document"):
-        encode_documents([], vocabulary)
-    with pytest.raises(TypeError, match="Document objects"):
-        encode_documents([["the", "movie"]], vocabulary)
-    with pytest.raises(ValueError, match="max_words=2 is less than the longest sentence"):
-        encode_documents(documents, vocabulary, max_words=2)
-    with pytest.raises(ValueError, match="max_sentences=1 is less than the longest document"):
-        encode_documents(documents, vocabulary, max_sentences=1)
 
 
 def test_make_documents_rejects_bad_arguments():

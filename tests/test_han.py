@@ -160,25 +160,3 @@ def test_bad_input_gives_clear_errors():
         ContextAttention(6, 4)(torch.randn(5, 6), torch.zeros(5, dtype=torch.bool))
     with pytest.raises(ValueError, match=r"values must have shape"):
         MeanPooling()(torch.randn(5, 6), torch.zeros(5, dtype=torch.bool))
-
-
-def test_document_attention_draws_and_checks_its_input():
-    import matplotlib.pyplot as plt
-
-    from attention_to_bert.plotting import document_attention
-
-    sentences = [["what", "a", "good", "film"], ["we", "left"]]
-    words = torch.tensor([[0.1, 0.1, 0.7, 0.1, 0.0], [0.5, 0.5, 0.0, 0.0, 0.0], [0.0] * 5])
-    ax = document_attention(
-        sentences, torch.tensor([0.8, 0.2, 0.0]), words, title="t", outline=[(0, 2)]
-    )
-    texts = [text.get_text() for text in ax.texts]
-    assert ["what", "a", "good", "film", "we", "left"] == [t for t in texts if not t[0].isdigit()]
-    assert "0.80" in texts and "0.20" in texts
-    plt.close(ax.figure)
-    with pytest.raises(ValueError, match="word_weights must be 2-D"):
-        document_attention(sentences, [0.5, 0.5], [0.1, 0.2])
-    with pytest.raises(ValueError, match="2 sentences need at least 2 sentence weights"):
-        document_attention(sentences, [1.0], words)
-    with pytest.raises(ValueError, match="a sentence has 4 words"):
-        document_attention(sentences, [0.5, 0.5], words[:, :3])

@@ -27,7 +27,7 @@ def test_heatmap_annotates_values_and_draws_into_a_given_axes():
 
 
 def test_heatmap_rejects_wrong_shapes_and_label_counts():
-    with pytest.raises(ValueError, match=r"2-D matrix .* got shape \(2, 3, 4\)"):
+    with pytest.raises(ValueError, match=r"\(queries, keys\), got shape \(2, 3, 4\)"):
         heatmap(np.zeros((2, 3, 4)))
     with pytest.raises(ValueError, match="x_labels has 2 labels but the matrix has 3"):
         heatmap(np.zeros((2, 3)), ["a", "b"])
@@ -47,7 +47,7 @@ def test_head_grid_draws_one_panel_per_head_on_a_shared_scale():
 
 
 def test_head_grid_rejects_bad_input():
-    with pytest.raises(ValueError, match=r"\(heads, queries, keys\), got \(3, 3\)"):
+    with pytest.raises(ValueError, match=r"\(heads, queries, keys\), got shape \(3, 3\)"):
         head_grid(np.zeros((3, 3)))
     with pytest.raises(ValueError, match="head_titles has 1 entries for 2 heads"):
         head_grid(np.zeros((2, 3, 3)), head_titles=["one"])

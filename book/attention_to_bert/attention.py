@@ -4,9 +4,8 @@ Shapes follow one convention everywhere: a query is ``(..., n_q, d_q)``, keys ar
 values are ``(..., n_k, d_v)``. A score function returns ``(..., n_q, n_k)`` (one score per query and
 key), the softmax over the last dimension turns each row into weights that sum to one, and the output
 is the weighted sum of the values, ``(..., n_q, d_v)``. Masks are bool tensors where **True means
-"may not attend"** (the same polarity as ``torch.nn.MultiheadAttention``'s ``key_padding_mask``).
-
-Chapter 1 of the book derives each piece; later chapters import them from here.
+"may not attend"** (as in ``torch.nn.MultiheadAttention``'s ``key_padding_mask``). Chapter 1 derives
+each piece; later chapters import them from here.
 """
 
 from __future__ import annotations
@@ -19,25 +18,33 @@ from torch import Tensor, nn
 
 from attention_to_bert.validate import check_ints, check_mask, check_tensor
 
-ScoreFunction = Callable[[Tensor, Tensor], Tensor]
 
-
-def _check_query_key(query: Tensor, key: Tensor, same_size: bool = True) -> None:
-    """Check that query ``(..., n_q, d_q)`` and key ``(..., n_k, d_k)`` can be scored against each other."""
-    check_tensor("query", query, floating=True, min_dim=2)
-    check_tensor("key", key, floating=True, min_dim=2)
-    if same_size and query.shape[-1] != key.shape[-1]:
-        raise ValueError(
-            f"query and key must have the same feature size d (last dimension), "
-            f"got query {tuple(query.shape)} and key {tuple(key.shape)}"
-        )
+def _check_tensors(**tensors: Tensor) -> None:
+    """Floating-point tensors of 2 or more dimensions whose batch dimensions (all but the last two) broadcast."""
+    for name, tensor in tensors.items():
+        check_tensor(name, tensor, floating=True, min_dim=2)
     try:
-        torch.broadcast_shapes(query.shape[:-2], key.shape[:-2])
+        torch.broadcast_shapes(*(tensor.shape[:-2] for tensor in tensors.values()))
     except RuntimeError:
+        shapes = [f"{name} {tuple(tensor.shape)}" for name, tensor in tensors.items()]
+        shapes = f"{', '.join(shapes[:-1])} and {shapes[-1]}"
         raise ValueError(
-            f"the batch dimensions of query {tuple(query.shape)} and key {tuple(key.shape)} "
-            f"(all but the last two) do not broadcast"
+            f"the batch dimensions (all but the last two) of {shapes} do not broadcast"
         ) from None
+
+
+def _check_query_key(query: Tensor, key: Tensor, score: nn.Module | None = None) -> None:
+    """Check that query ``(..., n_q, d_q)`` and key ``(..., n_k, d_k)`` can be scored against each other:
+    both of one size ``d``, or of the sizes that the learned ``score`` module was built for."""
+    _check_tensors(query=query, key=key)
+    got = f"got query {tuple(query.shape)} and key {tuple(key.shape)}"
+    if score is None and query.shape[-1] != key.shape[-1]:
+        raise ValueError(f"query and key must have the same feature size d (last dimension), {got}")
+    if score is not None and (query.shape[-1], key.shape[-1]) != (score.query_size, score.key_size):
+        raise ValueError(
+            f"{type(score).__name__}({score.extra_repr()}) expects query (..., n_q, {score.query_size}) "
+            f"and key (..., n_k, {score.key_size}), {got}"
+        )
 
 
 def masked_softmax(scores: Tensor, mask: Tensor | None = None) -> Tensor:
@@ -96,32 +103,11 @@ def scaled_dot_score(query: Tensor, key: Tensor) -> Tensor:
     return query @ key.transpose(-2, -1) / math.sqrt(query.shape[-1])
 
 
-def cosine_score(query: Tensor, key: Tensor, eps: float = 1e-8) -> Tensor:
-    """Cosine similarity ``q · k / (|q| |k|)``, in [-1, 1]; a zero vector scores 0 against everything."""
-    _check_query_key(query, key)
-    query = query / query.norm(dim=-1, keepdim=True).clamp_min(eps)
-    key = key / key.norm(dim=-1, keepdim=True).clamp_min(eps)
-    return query @ key.transpose(-2, -1)
-
-
-def gaussian_score(query: Tensor, key: Tensor, width: float | Tensor = 1.0) -> Tensor:
-    """Gaussian-kernel score ``-|q - k|^2 / (2 width^2)``: its softmax is Nadaraya–Watson regression."""
-    _check_query_key(query, key)
-    width = torch.as_tensor(width, dtype=query.dtype, device=query.device)
-    if width.numel() != 1:
-        raise ValueError(f"width must be a single number, got shape {tuple(width.shape)}")
-    if not (width > 0).all():
-        raise ValueError(f"width must be > 0, got {width.item()}")
-    squared_distance = (query.unsqueeze(-2) - key.unsqueeze(-3)).pow(2).sum(-1)
-    return -squared_distance / (2 * width**2)
-
-
 class GeneralScore(nn.Module):
     """Bilinear ("general") score ``q^T W k`` with a learned ``W`` (Luong et al., 2015).
 
-    ``W`` has shape ``(query_size, key_size)``, so query and key may have different sizes. It is
-    stored as ``self.key_projection``, a bias-free ``nn.Linear(key_size, query_size)``, so the score
-    is ``q · (W k)``.
+    ``W`` ``(query_size, key_size)`` is ``self.key_projection``, a bias-free ``nn.Linear(key_size,
+    query_size)``, so the score is ``q · (W k)``, and query and key may have different sizes.
     """
 
     def __init__(self, query_size: int, key_size: int) -> None:
@@ -132,12 +118,7 @@ class GeneralScore(nn.Module):
         self.key_projection = nn.Linear(key_size, query_size, bias=False)
 
     def forward(self, query: Tensor, key: Tensor) -> Tensor:
-        _check_query_key(query, key, same_size=False)
-        if query.shape[-1] != self.query_size or key.shape[-1] != self.key_size:
-            raise ValueError(
-                f"GeneralScore({self.query_size}, {self.key_size}) expects query (..., n_q, {self.query_size}) "
-                f"and key (..., n_k, {self.key_size}), got query {tuple(query.shape)} and key {tuple(key.shape)}"
-            )
+        _check_query_key(query, key, self)
         return query @ self.key_projection(key).transpose(-2, -1)
 
     def extra_repr(self) -> str:
@@ -147,9 +128,8 @@ class GeneralScore(nn.Module):
 class AdditiveScore(nn.Module):
     """Additive (MLP) score ``v^T tanh(W_q q + W_k k)`` (Bahdanau et al., 2015).
 
-    A one-hidden-layer network of ``hidden_size`` units scores each (query, key) pair; query and key may
-    have different sizes. It builds a ``(..., n_q, n_k, hidden_size)`` tensor, so it costs more memory
-    than the dot-product family.
+    A one-hidden-layer network of ``hidden_size`` units scores each (query, key) pair (of any sizes).
+    It builds a ``(..., n_q, n_k, hidden_size)`` tensor, so it costs more memory than a dot product.
     """
 
     def __init__(self, query_size: int, key_size: int, hidden_size: int) -> None:
@@ -163,13 +143,7 @@ class AdditiveScore(nn.Module):
         self.v = nn.Linear(hidden_size, 1, bias=False)
 
     def forward(self, query: Tensor, key: Tensor) -> Tensor:
-        _check_query_key(query, key, same_size=False)
-        if query.shape[-1] != self.query_size or key.shape[-1] != self.key_size:
-            raise ValueError(
-                f"AdditiveScore({self.query_size}, {self.key_size}, {self.hidden_size}) expects query "
-                f"(..., n_q, {self.query_size}) and key (..., n_k, {self.key_size}), "
-                f"got query {tuple(query.shape)} and key {tuple(key.shape)}"
-            )
+        _check_query_key(query, key, self)
         # (..., n_q, 1, h) + (..., 1, n_k, h) -> (..., n_q, n_k, h) -> (..., n_q, n_k)
         hidden = torch.tanh(
             self.query_projection(query).unsqueeze(-2) + self.key_projection(key).unsqueeze(-3)
@@ -185,7 +159,7 @@ def attention(
     key: Tensor,
     value: Tensor,
     mask: Tensor | None = None,
-    score: ScoreFunction = scaled_dot_score,
+    score: Callable[[Tensor, Tensor], Tensor] = scaled_dot_score,
 ) -> tuple[Tensor, Tensor]:
     """Attention pooling: weight the values by the softmax of the query-key scores.
 
@@ -194,20 +168,12 @@ def attention(
     module called as ``score(query, key)``. Returns ``(output, weights)``: the weighted sums of the
     values ``(..., n_q, d_v)`` and the weights ``(..., n_q, n_k)`` whose rows sum to 1 (0 if fully masked).
     """
-    for name, tensor in (("query", query), ("key", key), ("value", value)):
-        check_tensor(name, tensor, floating=True, min_dim=2)
+    _check_tensors(query=query, key=key, value=value)
     if key.shape[-2] != value.shape[-2]:
         raise ValueError(
             f"key and value must have the same number of positions n_k (second to last dimension), "
             f"got key {tuple(key.shape)} and value {tuple(value.shape)}"
         )
-    try:
-        torch.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
-    except RuntimeError:
-        raise ValueError(
-            f"the batch dimensions (all but the last two) of query {tuple(query.shape)}, key {tuple(key.shape)} "
-            f"and value {tuple(value.shape)} do not broadcast"
-        ) from None
     if not callable(score):
         raise TypeError(f"score must be callable as score(query, key), got {type(score).__name__}")
     scores = score(query, key)

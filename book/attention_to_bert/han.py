@@ -1,17 +1,11 @@
 """Hierarchical Attention Network (Yang et al., NAACL 2016) for document classification.
 
-A document is a ``(sentences, words)`` grid of word ids. Word level: a bidirectional GRU reads each
-sentence, and attention pools its word states into one sentence vector. Sentence level: a second
-bidirectional GRU reads the sentence vectors, and attention pools them into one document vector,
-which a linear layer classifies. Both attention layers have the same form:
-
-    values  h_i                       (the GRU states)
-    keys    u_i = tanh(W h_i + b)     (a one-layer MLP of the values)
-    query   u                         (a learned context vector, one per level)
-    score   u_i . u                   (the paper) or the additive score of (u, u_i) (``score="additive"``)
-
-Padded words and padded sentences are masked (True = padding): they get weight exactly 0, and the
-GRUs never read them (packed sequences), so padding changes nothing.
+A document is a ``(sentences, words)`` grid of word ids. A bidirectional GRU reads each sentence, and
+attention pools its word states into a sentence vector; a second one reads the sentence vectors, and
+attention pools them into the document vector, which a linear layer classifies. Both attention layers
+(``ContextAttention``) take the GRU states ``h_i`` as values, ``u_i = tanh(W h_i + b)`` as keys and a
+learned context vector ``u`` as the one query. Padded words and sentences get weight exactly 0, and
+the GRUs never read them (packed sequences), so padding changes nothing.
 """
 
 from __future__ import annotations
@@ -25,8 +19,7 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from attention_to_bert.attention import AdditiveScore, attention, dot_score
 from attention_to_bert.validate import check_mask, check_tensor, check_token_ids
 
-SCORES = ("dot", "additive")
-"""The scores of the attention layers, named as in ``seq2seq.SCORES``."""
+SCORES = ("dot", "additive")  # the scores of the attention layers, named as in seq2seq.SCORES
 POOLINGS = ("attention", "mean")
 
 
@@ -65,12 +58,11 @@ class BiGRUEncoder(nn.Module):
 
 
 class ContextAttention(nn.Module):
-    """HAN's attention: a learned context vector (the query) scores MLP keys of the states (the values).
+    """HAN's attention: a learned context vector ``u`` (the query) scores the keys ``u_i`` of the states.
 
-    ``forward(values, padding_mask)`` takes ``values`` ``(batch, length, input_size)`` and a bool
-    ``padding_mask`` ``(batch, length)`` and returns ``(pooled, weights)``: ``(batch, input_size)`` and
-    ``(batch, length)``. ``score="dot"`` is the paper's ``u_i . u``; ``score="additive"`` is the
-    additive score ``v^T tanh(W_q u + W_k u_i)`` (``attention.AdditiveScore``).
+    ``forward(values, padding_mask)``: ``(batch, length, input_size)`` and ``(batch, length)`` (True =
+    padding) -> ``(pooled, weights)``, ``(batch, input_size)`` and ``(batch, length)``. ``score="dot"``
+    is the paper's ``u_i . u``, ``"additive"`` is ``v^T tanh(W_q u + W_k u_i)`` (``AdditiveScore``).
     """
 
     def __init__(self, input_size: int, attention_size: int, score: str = "dot") -> None:
@@ -78,8 +70,7 @@ class ContextAttention(nn.Module):
         if score not in SCORES:
             raise ValueError(f"score must be one of {SCORES}, got {score!r}")
         self.key_projection = nn.Linear(input_size, attention_size)  # u_i = tanh(W h_i + b)
-        # the query u
-        self.context = nn.Parameter(torch.randn(attention_size) / attention_size**0.5)
+        self.context = nn.Parameter(torch.randn(attention_size) / attention_size**0.5)  # query u
         self.score_name = score
         self.score = (
             dot_score
@@ -87,17 +78,12 @@ class ContextAttention(nn.Module):
             else AdditiveScore(attention_size, attention_size, attention_size)
         )
 
-    def keys(self, values: Tensor) -> Tensor:
-        """The keys ``u_i = tanh(W h_i + b)``."""
-        return torch.tanh(self.key_projection(values))
-
     def forward(self, values: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
         _check_padded("values", values, padding_mask)
         # one query per sequence: (batch, 1, attention_size)
         query = self.context.expand(values.shape[0], 1, -1)
-        pooled, weights = attention(
-            query, self.keys(values), values, padding_mask[:, None, :], score=self.score
-        )
+        keys = torch.tanh(self.key_projection(values))
+        pooled, weights = attention(query, keys, values, padding_mask[:, None, :], score=self.score)
         return pooled.squeeze(1), weights.squeeze(1)
 
     def extra_repr(self) -> str:
@@ -110,18 +96,15 @@ class MeanPooling(nn.Module):
     def forward(self, values: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
         _check_padded("values", values, padding_mask)
         present = (~padding_mask).to(values.dtype)
-        # an all-padding row stays 0
-        weights = present / present.sum(dim=1, keepdim=True).clamp_min(1.0)
+        weights = present / present.sum(dim=1, keepdim=True).clamp_min(1.0)  # all padding: 0
         return (weights.unsqueeze(-1) * values).sum(dim=1), weights
 
 
 @dataclass
 class HANOutput:
-    """What the network returns: class scores and the attention weights of both levels.
-
-    ``logits`` ``(documents, classes)``; ``sentence_weights`` ``(documents, sentences)``;
-    ``word_weights`` ``(documents, sentences, words)``. Padded entries have weight 0.
-    """
+    """What the network returns: ``logits`` ``(documents, classes)`` and the attention weights of both
+    levels, ``sentence_weights`` ``(documents, sentences)`` and ``word_weights`` ``(documents,
+    sentences, words)``, 0 at padding."""
 
     logits: Tensor
     sentence_weights: Tensor

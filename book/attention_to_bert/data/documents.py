@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 from dataclasses import dataclass
-
-import torch
 
 from attention_to_bert.data.vocabulary import Vocabulary
 from attention_to_bert.validate import check_int
 
-DOCUMENT_LABELS = ("negative", "positive")
-"""Names of the document labels: label 0 is negative, label 1 is positive."""
+DOCUMENT_LABELS = ("negative", "positive")  # the names of labels 0 and 1
 
 # Sentiment words (they judge the movie and other things alike) and the negations that flip them:
 # "never boring plot" is positive.
@@ -36,10 +32,9 @@ OFF_TOPIC_THINGS = (
     *"coffee heating restaurant dinner hotel weekend".split(),
 )
 # Opinion frames: "{opinion}" is an optional intensifier or negation and a sentiment word, "{thing}" a noun.
-# Short review notes ("honestly never boring plot"). The words before an opinion vary from frame to frame
-# and also occur in filler ("in", "i", "we"), so no single word announces an opinion. (An earlier
-# version put "a" before every opinion; word attention then often picked that article, whose
-# backward GRU state has already read the opinion.)
+# Short review notes ("honestly never boring plot"). The words before an opinion vary and also occur
+# in filler ("in", "i", "we"), so that no single word announces an opinion (when "a" stood before every
+# opinion, word attention often picked it: its backward GRU state has already read the opinion).
 _OPINION_FRAMES = (
     "{opinion} {thing} overall",
     "honestly {opinion} {thing}",
@@ -56,45 +51,18 @@ _OPINION_FRAMES = (
 )
 # Neutral filler, built from parts: who, what, when.
 _FILLER_WHO = (
-    "we",
-    "i",
-    "my sister",
-    "my brother",
-    "my friend",
-    "our neighbour",
-    "my parents",
-    "the kids",
-    "a colleague",
-    "my cousin",
+    *"we, i, my sister, my brother, my friend, our neighbour, my parents, the kids".split(", "),
+    *"a colleague, my cousin".split(", "),
 )
 _FILLER_WHAT = (
-    "went to see it",
-    "bought two tickets",
-    "took the train",
-    "talked about it",
-    "read a review",
-    "sat near the back",
-    "arrived a bit late",
-    "checked the times",
-    "watched the trailer",
-    "met some friends",
-    "walked to the cinema",
-    "found a seat",
-    "stayed until the credits",
-    "waited in the lobby",
-    "drove into town",
+    *"went to see it, bought two tickets, took the train, talked about it".split(", "),
+    *"read a review, sat near the back, arrived a bit late, checked the times".split(", "),
+    *"watched the trailer, met some friends, walked to the cinema, found a seat".split(", "),
+    *"stayed until the credits, waited in the lobby, drove into town".split(", "),
 )
 _FILLER_WHEN = (
-    "on friday",
-    "last week",
-    "after work",
-    "in the evening",
-    "on a sunday",
-    "during the holidays",
-    "before lunch",
-    "at nine",
-    "yesterday",
-    "this month",
+    *"on friday, last week, after work, in the evening, on a sunday".split(", "),
+    *"during the holidays, before lunch, at nine, yesterday, this month".split(", "),
 )
 
 
@@ -102,12 +70,10 @@ _FILLER_WHEN = (
 class Document:
     """One generated review: sentences of lowercase words, its label and where the label is decided.
 
-    ``label`` is 1 (positive) or 0 (negative), see ``DOCUMENT_LABELS``. ``deciding_sentences`` lists the
-    indices of the sentences that give an opinion about the movie (they decide the label; all agree).
-    ``deciding_words`` lists ``(sentence index, word index)`` of the words that carry the opinion in
-    each deciding sentence: the negation if present, the sentiment word and the movie noun it judges
-    ("never boring plot"). Other sentences are neutral filler or opinions about off-topic things
-    ("a great dinner"), which do not count.
+    ``label`` is 1 (positive) or 0 (negative). ``deciding_sentences``: the indices of the sentences
+    that judge the movie (they decide the label and agree). ``deciding_words``: the ``(sentence,
+    word)`` positions of the negation (if any), the sentiment word and the movie noun in each of them
+    ("never boring plot"). Other sentences are filler or opinions about off-topic things.
     """
 
     sentences: list[list[str]]
@@ -155,13 +121,12 @@ def make_documents(
     max_sentences: int = 8,
     max_off_topic: int = 3,
 ) -> list[Document]:
-    """Generate ``num_documents`` short movie reviews, half positive and half negative on average.
+    """Generate ``num_documents`` short movie reviews, about half positive (same ``seed``, same reviews).
 
-    Each review has ``min_sentences``..``max_sentences`` sentences of 3 to 9 words: one or two opinions
-    about the movie (they decide the label and agree with each other; a third of them are negated, as
-    in "honestly never boring plot"), up to ``max_off_topic`` opinions of random polarity about off-topic things
-    ("simply lovely dinner": the same sentiment words, but they do not count) and neutral filler. The same
-    ``seed`` gives the same documents.
+    Each has ``min_sentences``..``max_sentences`` sentences of 3 to 9 words: one or two opinions about
+    the movie (they decide the label; about a third are negated: "honestly never boring plot"), up to
+    ``max_off_topic`` opinions of random polarity about off-topic things ("simply lovely dinner": the
+    same sentiment words, which do not count) and neutral filler.
     """
     check_int("num_documents", num_documents)
     check_int("seed", seed, minimum=0)
@@ -209,88 +174,7 @@ def document_splits(
 
 def document_vocabulary() -> Vocabulary:
     """Every word the document generator can produce, plus the special tokens (``<pad>`` is id 0)."""
-    words = set()
-    for group in (
-        POSITIVE_WORDS,
-        NEGATIVE_WORDS,
-        NEGATIONS,
-        _INTENSIFIERS,
-        MOVIE_ASPECTS,
-        OFF_TOPIC_THINGS,
-    ):
-        words.update(group)
-    for phrase in (*_OPINION_FRAMES, *_FILLER_WHO, *_FILLER_WHAT, *_FILLER_WHEN):
-        words.update(word for word in phrase.split() if not word.startswith("{"))
-    return Vocabulary(words)
-
-
-@dataclass
-class DocumentBatch:
-    """Documents as padded tensors, as the hierarchical models read them.
-
-    ``word_ids``: ``(documents, sentences, words)`` long tensor, ``pad_id`` at padded positions.
-    ``word_padding_mask``: same shape, bool, True at padded words (a padded sentence is all True).
-    ``sentence_padding_mask``: ``(documents, sentences)``, bool, True at padded sentences.
-    ``labels``: ``(documents,)`` long tensor of 0/1 labels.
-    """
-
-    word_ids: torch.Tensor
-    word_padding_mask: torch.Tensor
-    sentence_padding_mask: torch.Tensor
-    labels: torch.Tensor
-
-    def __len__(self) -> int:
-        return self.word_ids.shape[0]
-
-    def __getitem__(self, index) -> DocumentBatch:
-        """Select documents (an int, a slice, or an index tensor) and keep them batched."""
-        if isinstance(index, int):
-            index = slice(index, index + 1)
-        return DocumentBatch(
-            self.word_ids[index],
-            self.word_padding_mask[index],
-            self.sentence_padding_mask[index],
-            self.labels[index],
-        )
-
-
-def encode_documents(
-    documents: Sequence[Document],
-    vocabulary: Vocabulary,
-    max_sentences: int | None = None,
-    max_words: int | None = None,
-) -> DocumentBatch:
-    """Turn documents into padded id tensors ``(documents, sentences, words)`` with padding masks.
-
-    The sentence and word axes are as long as the longest document and sentence, or ``max_sentences``
-    and ``max_words`` if given (a ValueError if some document does not fit).
-    """
-    if not documents:
-        raise ValueError("encode_documents needs at least one document, got none")
-    if not all(isinstance(document, Document) for document in documents):
-        raise TypeError("encode_documents expects a sequence of Document objects")
-    longest_document = max(len(document.sentences) for document in documents)
-    longest_sentence = max(
-        len(sentence) for document in documents for sentence in document.sentences
-    )
-    num_sentences = longest_document if max_sentences is None else max_sentences
-    num_words = longest_sentence if max_words is None else max_words
-    if num_sentences < longest_document:
-        raise ValueError(
-            f"max_sentences={max_sentences} is less than the longest document ({longest_document})"
-        )
-    if num_words < longest_sentence:
-        raise ValueError(
-            f"max_words={max_words} is less than the longest sentence ({longest_sentence})"
-        )
-    word_ids = torch.full(
-        (len(documents), num_sentences, num_words), vocabulary.pad_id, dtype=torch.long
-    )
-    for row, document in enumerate(documents):
-        for column, sentence in enumerate(document.sentences):
-            word_ids[row, column, : len(sentence)] = torch.tensor(
-                vocabulary.encode(sentence), dtype=torch.long
-            )
-    word_padding_mask = word_ids == vocabulary.pad_id
-    labels = torch.tensor([document.label for document in documents], dtype=torch.long)
-    return DocumentBatch(word_ids, word_padding_mask, word_padding_mask.all(dim=-1), labels)
+    groups = (POSITIVE_WORDS, NEGATIVE_WORDS, NEGATIONS, _INTENSIFIERS, MOVIE_ASPECTS)
+    groups += (OFF_TOPIC_THINGS, _OPINION_FRAMES, _FILLER_WHO, _FILLER_WHAT, _FILLER_WHEN)
+    words = {word for group in groups for phrase in group for word in phrase.split()}
+    return Vocabulary(word for word in words if not word.startswith("{"))

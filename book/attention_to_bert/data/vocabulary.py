@@ -7,19 +7,15 @@ from collections.abc import Iterable, Sequence
 import torch
 
 PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<bos>", "<eos>"
+SPECIALS = (PAD, UNK, BOS, EOS)
 
 
 class Vocabulary:
     """A two-way map between tokens and integer ids; the special tokens come first (``<pad>`` is 0)."""
 
-    def __init__(
-        self, tokens: Iterable[str], specials: Sequence[str] = (PAD, UNK, BOS, EOS)
-    ) -> None:
-        self.itos: list[str] = list(
-            dict.fromkeys([*specials, *sorted(set(tokens) - set(specials))])
-        )
+    def __init__(self, tokens: Iterable[str]) -> None:
+        self.itos: list[str] = [*SPECIALS, *sorted(set(tokens) - set(SPECIALS))]
         self.stoi: dict[str, int] = {token: index for index, token in enumerate(self.itos)}
-        self.specials = tuple(specials)
 
     def __len__(self) -> int:
         return len(self.itos)
@@ -35,12 +31,8 @@ class Vocabulary:
         return self.stoi[PAD]
 
     def id(self, token: str) -> int:
-        """The id of ``token``; unknown tokens map to ``<unk>`` (an error if there is none)."""
-        if token in self.stoi:
-            return self.stoi[token]
-        if UNK in self.stoi:
-            return self.stoi[UNK]
-        raise KeyError(f"token {token!r} is not in the vocabulary and it has no {UNK} token")
+        """The id of ``token``; unknown tokens map to ``<unk>``."""
+        return self.stoi.get(token, self.stoi[UNK])
 
     def encode(
         self, tokens: Iterable[str], add_bos: bool = False, add_eos: bool = False
@@ -60,7 +52,7 @@ class Vocabulary:
             token = self.itos[int(index)]
             if strip_specials and token == EOS:
                 break
-            if strip_specials and token in self.specials:
+            if strip_specials and token in SPECIALS:
                 continue
             tokens.append(token)
         return tokens
