@@ -18,7 +18,6 @@ from attention_to_bert.data.documents import (
     POSITIVE_WORDS,
     document_splits,
     document_vocabulary,
-    encode_documents,
     make_documents,
 )
 from attention_to_bert.data.vocabulary import BOS, EOS, Vocabulary, pad_sequences
