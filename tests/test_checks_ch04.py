@@ -102,7 +102,7 @@ def test_self_attention_checker_accepts_torch_reference(capsys):
         (not_scaled, "not scaled: divide the scores Q K^T by sqrt(d_k)"),
         (divided_by_d_k, "divided by d_k; divide by sqrt(d_k) instead"),
         (divided_by_sqrt_d_model, "divided by sqrt(d_model)"),
-        (softmax_over_queries, "the columns sum to 1, not the rows"),
+        (softmax_over_queries, "the rows do not sum to 1, the columns do"),
         (keys_times_queries, "transposed: row i must hold query i's weights"),
         (naive_exp, "NaN or inf in the weights; subtract each row's maximum"),
         (

@@ -26,25 +26,29 @@ def mlm_mask(candidate: Callable[..., Any]) -> bool:
     special[:, 0] = True  # [CLS]
     special[:, -50:] = True  # [SEP] and padding
     original = ids.clone()
-    case = "200 sequences of 500 tokens"
+    pair = "(corrupted_ids, labels)"
     result = checker.call(
-        candidate, ids, special, mask_id, vocab_size, case=case, pair="(corrupted_ids, labels)"
+        candidate, ids, special, mask_id, vocab_size, case="200 sequences of 500 tokens", pair=pair
     )
     if result is None:
         return checker.report()
-    corrupted, labels = result
-    for name, tensor in (("corrupted_ids", corrupted), ("labels", labels)):
-        if not isinstance(tensor, torch.Tensor):
-            checker.expect(False, f"{name}: expected a torch.Tensor, got {type(tensor).__name__}")
-            return checker.report()
-        if tuple(tensor.shape) != tuple(ids.shape):
+    for name, tensor in zip(("corrupted_ids", "labels"), result, strict=True):
+        if not (
+            isinstance(tensor, torch.Tensor)
+            and tensor.dtype == torch.long
+            and tensor.shape == ids.shape
+        ):
+            got = (
+                f"{tensor.dtype} {tuple(tensor.shape)}"
+                if isinstance(tensor, torch.Tensor)
+                else type(tensor).__name__
+            )
             checker.expect(
-                False, f"{name}: expected shape {tuple(ids.shape)}, got {tuple(tensor.shape)}"
+                False,
+                f"{name}: expected a torch.long tensor of shape {tuple(ids.shape)}, got {got}",
             )
             return checker.report()
-        if tensor.dtype != torch.long:
-            checker.expect(False, f"{name}: expected dtype torch.long, got {tensor.dtype}")
-            return checker.report()
+    corrupted, labels = result
     if not checker.expect(
         torch.equal(ids, original), "the input_ids were modified in place: work on a copy (clone)"
     ):
@@ -65,31 +69,27 @@ def mlm_mask(candidate: Callable[..., Any]) -> bool:
     )
     if checker.problems:
         return checker.report()
-    rate = chosen.float().sum().item() / (~special).sum().item()
-    n = max(int(chosen.sum()), 1)
-    masked = (corrupted[chosen] == mask_id).float().sum().item() / n
-    kept = (corrupted[chosen] == ids[chosen]).float().sum().item() / n
-    randomised = 1.0 - masked - kept
-    if abs(rate - 0.15 * 0.8) < 0.01 and masked > 0.97:
+    rate = chosen.sum().item() / (~special).sum().item()
+    masked = (corrupted[chosen] == mask_id).float().mean().item()
+    kept = (corrupted[chosen] == ids[chosen]).float().mean().item()
+    if masked > 0.97:
         checker.expect(
             False,
-            f"only {rate:.3f} of the tokens carry a label, all of them [MASK]: choose 15%, then "
+            "every chosen token became [MASK]: only 80% should; 10% get a random id, 10% stay"
+            if abs(rate - 0.15) < 0.01
+            else f"only {rate:.3f} of the tokens carry a label, all of them [MASK]: choose 15%, then "
             "label every chosen token, also those replaced by a random id or left unchanged",
-        )
-    elif masked > 0.97:
-        checker.expect(
-            False,
-            "every chosen token became [MASK]: only 80% should; 10% get a random id, 10% stay",
         )
     else:
         for share, expected, tolerance, what in (
             (rate, 0.15, 0.01, "of the non-special tokens were chosen"),
             (masked, 0.8, 0.03, "of the chosen tokens became [MASK]"),
-            (randomised, 0.1, 0.025, "of the chosen tokens got a random id"),
+            (1.0 - masked - kept, 0.1, 0.025, "of the chosen tokens got a random id"),
             (kept, 0.1, 0.025, "of the chosen tokens stayed unchanged"),
         ):
-            message = f"{share:.3f} {what}, expected {expected}"
-            checker.expect(abs(share - expected) < tolerance, message)
+            checker.expect(
+                abs(share - expected) < tolerance, f"{share:.3f} {what}, expected {expected}"
+            )
     replaced = corrupted[chosen & (corrupted != mask_id) & (corrupted != ids)]
     checker.expect(
         replaced.numel() == 0 or replaced.unique().numel() > 100,
@@ -98,9 +98,8 @@ def mlm_mask(candidate: Callable[..., Any]) -> bool:
     again = checker.call(
         candidate, ids[:20], special[:20], mask_id, vocab_size, case="a second call"
     )
-    if again is not None:
-        checker.expect(
-            not torch.equal(again[1], labels[:20]),
-            "two calls chose the same positions: draw fresh random numbers on every call",
-        )
+    checker.expect(
+        again is None or not torch.equal(again[1], labels[:20]),
+        "two calls chose the same positions: draw fresh random numbers on every call",
+    )
     return checker.report()

@@ -1,16 +1,25 @@
 """``Checker``: what every exercise checker is built on.
 
-A checker (``checks.chNN``) runs the student's function on a few test cases through ``call``, records
-what is wrong with ``expect`` and ``expect_close`` (an exception, a wrong shape, NaN, not normalised,
-wrong values), and ends with ``report``, which prints the verdict and returns ``True`` or ``False``.
+A checker runs the student's function on each test case through ``call``, checks the result with
+``compare``, which names the typical mistake it sees, and ends with ``report``, which prints the
+verdict and returns ``True`` or ``False``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
+from torch import Tensor
+
+Mistakes = Sequence[tuple[Tensor, str]]
+
+
+def reference_softmax(scores: Tensor, mask: Tensor) -> Tensor:
+    """The masked softmax over the last dimension in float64 (True = may not attend; all-zero rows)."""
+    weights = torch.softmax(scores.double().masked_fill(mask, float("-inf")), dim=-1)
+    return torch.nan_to_num(weights, nan=0.0)  # a fully masked row: 0/0 -> 0
 
 
 class Checker:
@@ -21,32 +30,25 @@ class Checker:
         self.problems: list[str] = []
         self.cases = 0
 
-    def call(
-        self,
-        function: Callable[..., Any],
-        *args: Any,
-        case: str = "",
-        pair: str = "",
-        **kwargs: Any,
-    ) -> Any:
-        """Call the student's function; an exception, or no return value (a stub), is recorded as a problem.
+    def call(self, function: Callable[..., Any], *args: Any, case: str = "", pair: str = "") -> Any:
+        """Call the student's function; an exception, or no return value (a stub), is a problem.
 
-        With ``pair`` (the names of its parts, such as ``"(context, weights)"``), a result that is not a
-        pair is a problem too. Returns the result, or None when there is nothing to check further.
+        With ``pair`` (the names of its parts, such as ``"(context, weights)"``), a result that is
+        not a pair is a problem too. Returns the result, or None when there is nothing to check.
         """
         self.cases += 1
+        case = case or "a test case"
         try:
-            result = function(*args, **kwargs)
-        except Exception as error:  # the student's code may raise anything: report it, don't crash
-            self.problems.append(f"{case or 'a test case'}: raised {type(error).__name__}: {error}")
+            result = function(*args)
+        except Exception as error:  # the student's code may raise anything: report, don't crash
+            self.problems.append(f"{case}: raised {type(error).__name__}: {error}")
             return None
         if result is None:
             self.problems.append(
-                f"{case or 'a test case'}: returned None; return the result (is the function body still `...`?)"
+                f"{case}: returned None; return the result (is the function body still `...`?)"
             )
         elif pair and not (isinstance(result, tuple | list) and len(result) == 2):
-            got = type(result).__name__
-            self.problems.append(f"{case or 'a test case'}: expected a pair {pair}, got {got}")
+            self.problems.append(f"{case}: expected a pair {pair}, got {type(result).__name__}")
             return None
         return result
 
@@ -56,37 +58,27 @@ class Checker:
             self.problems.append(message)
         return bool(condition)
 
-    def expect_close(
+    def compare(
         self,
         actual: Any,
-        expected: torch.Tensor,
-        what: str,
-        *,
+        expected: Tensor,
+        case: str,
+        mistakes: Mistakes = (),
         atol: float = 1e-5,
-        rtol: float = 1e-4,
+        masked: Tensor | None = None,
     ) -> bool:
-        """Check that ``actual`` is a tensor of ``expected``'s shape, free of NaN, and close to it."""
-        if actual is None:
+        """Check that ``actual`` is a tensor of ``expected``'s shape, free of NaN, and close to it.
+
+        ``mistakes`` pairs typical wrong answers with what went wrong: a result that matches one
+        (in shape and values) is told that; a wrong answer equal to ``expected`` is skipped. With
+        ``masked`` (True = may not attend, broadcast to their shape), ``actual`` are attention
+        weights, and their typical mistakes are named first: weight on masked positions, NaN on a
+        fully masked row (it must be all zeros), rows not summing to 1.
+        """
+        if actual is None:  # already reported by call
             return False
-        if not isinstance(actual, torch.Tensor):
-            return self.expect(
-                False, f"{what}: expected a torch.Tensor, got {type(actual).__name__}"
-            )
-        if tuple(actual.shape) != tuple(expected.shape):
-            return self.expect(
-                False, f"{what}: expected shape {tuple(expected.shape)}, got {tuple(actual.shape)}"
-            )
-        actual = actual.detach().to(torch.float64)
-        expected = expected.detach().to(torch.float64)
-        if torch.isnan(actual).any() and not torch.isnan(expected).any():
-            return self.expect(
-                False, f"{what}: contains NaN (a fully masked row must give zeros, not NaN)"
-            )
-        difference = (actual - expected).abs().max().item() if actual.numel() else 0.0
-        return self.expect(
-            torch.allclose(actual, expected, atol=atol, rtol=rtol),
-            f"{what}: values differ from the expected ones (largest difference {difference:.3g})",
-        )
+        problem = _mismatch(actual, expected, mistakes, atol, masked)
+        return self.expect(problem is None, f"{case}: {problem}")
 
     def report(self) -> bool:
         """Print the verdict and return whether every case passed."""
@@ -97,3 +89,56 @@ class Checker:
         for problem in self.problems:
             print(f"  - {problem}")
         return False
+
+
+def _close(actual: Tensor, expected: Tensor, atol: float) -> bool:
+    same_shape = actual.shape == expected.shape
+    actual, expected = actual.detach().double(), expected.detach().double()
+    return same_shape and torch.allclose(actual, expected, atol=atol, rtol=1e-4)
+
+
+def _mismatch(
+    actual: Any, expected: Tensor, mistakes: Mistakes, atol: float, masked: Tensor | None
+) -> str | None:
+    if not isinstance(actual, Tensor):
+        return f"expected a torch.Tensor, got {type(actual).__name__}"
+    if _close(actual, expected, atol):
+        return None
+    if masked is not None and actual.shape == expected.shape:
+        problem = _weights_problem(actual.detach().double(), masked.expand(expected.shape))
+        if problem:
+            return problem
+    for wrong, message in mistakes:
+        if _close(actual, wrong, atol) and not _close(wrong, expected, atol):
+            return message
+    if actual.shape != expected.shape:
+        return f"expected shape {tuple(expected.shape)}, got {tuple(actual.shape)}"
+    if torch.isnan(actual).any():
+        return "contains NaN"
+    difference = (actual.detach().double() - expected.double()).abs().max().item()
+    return f"values differ from the expected ones (largest difference {difference:.3g})"
+
+
+def _weights_problem(weights: Tensor, masked: Tensor) -> str | None:
+    empty = masked.all(dim=-1)
+    if not torch.isfinite(weights[empty]).all():
+        return (
+            "a fully masked row gives NaN; it must give all-zero weights (mask with a large "
+            "negative number instead of -inf, or zero such rows after the softmax)"
+        )
+    if not torch.isfinite(weights).all():
+        return "NaN or inf in the weights; subtract each row's maximum before exp (or use torch.softmax)"
+    peak = weights[masked].abs().max().item() if masked.any() else 0.0
+    free = ~masked & ~empty.unsqueeze(-1)
+    if peak > 1e-6 and free.any() and weights[free].abs().max() < 1e-6:
+        return (
+            "mask polarity inverted: the weight goes where the mask is True (True = may not attend)"
+        )
+    if peak > 1e-6:
+        return f"masked (padded) positions get weight up to {peak:.3g}; they must get exactly 0"
+    rows, columns = weights.sum(dim=-1)[~empty], weights.sum(dim=-2)
+    if torch.allclose(rows, torch.ones_like(rows), atol=1e-4):
+        return None
+    if torch.allclose(columns, torch.ones_like(columns), atol=1e-4):
+        return "the rows do not sum to 1, the columns do: take the softmax over the last dimension"
+    return "the weights of a row (the last dimension) do not sum to 1"
