@@ -197,7 +197,7 @@ def test_positional_encoding_checker_accepts_right_answers(candidate, capsys):
     ("candidate", "message"),
     [
         (sin_cos_swapped, "sin and cos swapped"),
-        (halves, "sines in the first half and cosines in the second"),
+        (halves, "sines in the first half, cosines in the second"),
         (exponent_from_dimension_index, "the exponent uses the dimension index j"),
         (base_1000, "max_len=50, d_model=16: values differ from the expected ones"),
         (with_batch_axis, "expected shape (50, 16), got (1, 50, 16)"),

@@ -11,13 +11,9 @@ from attention_to_bert.checks.checker import Checker, reference_softmax
 
 
 def han_attention(candidate: Callable[..., Any]) -> bool:
-    """Check ``candidate(values, padding_mask, weight, bias, context) -> (pooled, weights)``.
-
-    ``values`` ``(batch, length, d)`` are the GRU states h_i, ``padding_mask`` ``(batch, length)`` is True
-    at padding, ``weight`` ``(a, d)`` and ``bias`` ``(a,)`` make the keys u_i = tanh(W h_i + b), and
-    ``context`` ``(a,)`` is the query u. Expected: weights ``(batch, length)`` = masked softmax of
-    u_i . u (zeros on padding and on fully padded rows), pooled ``(batch, d)`` = sum_i weights_i h_i.
-    """
+    """Check ``candidate(values, padding_mask, weight, bias, context) -> (pooled, weights)``: the
+    weights ``(batch, length)`` are the masked softmax of u_i · u with keys u_i = tanh(W h_i + b) and
+    the query u = ``context`` (0 on padding), ``pooled`` ``(batch, d)`` = Σ_i weights_i h_i."""
     checker = Checker("han_attention")
     generator = torch.Generator().manual_seed(2)
     cases = [
@@ -34,18 +30,13 @@ def han_attention(candidate: Callable[..., Any]) -> bool:
         values = values.masked_fill(padding_mask.unsqueeze(-1), 0.0)
         context = 2 * context  # scores of a size where the softmax is not flat
         arguments = (values, padding_mask, weight, bias, context)
-        result = checker.call(
-            candidate, *(a.clone() for a in arguments), case=case, pair="(pooled, weights)"
-        )
-        if result is None:
-            continue
-        pooled, weights = result
+        pair = "(pooled, weights)"
+        result = checker.call(candidate, *(a.clone() for a in arguments), case=case, pair=pair)
+        pooled, weights = result or (None, None)  # None: nothing to check
         keys = values @ weight.T + bias
         expected = reference_softmax(torch.tanh(keys) @ context, padding_mask)
         without_tanh = reference_softmax(keys @ context, padding_mask)
-        tanh = [
-            (without_tanh, "they match keys without the tanh; the keys are u_i = tanh(W h_i + b)")
-        ]
+        tanh = [(without_tanh, "they match keys without the tanh: u_i = tanh(W h_i + b)")]
         if checker.compare(weights, expected, f"{case}: weights", tanh, masked=padding_mask):
             pooled_what = f"{case}: pooled (the weighted sum of the values h_i, not of the keys)"
             checker.compare(pooled, (expected.unsqueeze(-1) * values).sum(dim=-2), pooled_what)

@@ -11,13 +11,9 @@ from attention_to_bert.checks.checker import Checker, reference_softmax
 
 
 def attention_step(candidate: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], Any]) -> bool:
-    """Check ``candidate(state, encoder_outputs, lengths) -> (context, weights)``, one decoder step of dot attention.
-
-    ``state`` ``(batch, d)`` is the query s_{t-1}; ``encoder_outputs`` ``(batch, source_len, d)`` are keys and
-    values; ``lengths`` ``(batch,)`` the real source lengths (the rest is padding). Expected: ``weights``
-    ``(batch, source_len)`` = softmax over the real positions of s_{t-1} . h_j, exactly 0 on padding, and
-    ``context`` ``(batch, d)`` = sum_j weights_j h_j.
-    """
+    """Check ``candidate(state, encoder_outputs, lengths) -> (context, weights)``: ``weights``
+    ``(batch, source_len)`` = softmax of s_{t-1} · h_j over the first ``lengths`` positions (0 on the
+    padding beyond), ``context`` ``(batch, d)`` = Σ_j weights_j h_j."""
     checker = Checker("attention_step")
     generator = torch.Generator().manual_seed(3)
     cases = [
@@ -32,9 +28,7 @@ def attention_step(candidate: Callable[[torch.Tensor, torch.Tensor, torch.Tensor
         outputs = outputs.masked_fill(padded.unsqueeze(-1), 0.0)  # like the encoder's outputs
         arguments = (state.clone(), outputs.clone(), torch.tensor(lengths))
         result = checker.call(candidate, *arguments, case=case, pair="(context, weights)")
-        if result is None:
-            continue
-        context, weights = result
+        context, weights = result or (None, None)  # None: nothing to check
         expected = reference_softmax(torch.einsum("bd,bsd->bs", state, outputs), padded)
         if checker.compare(weights, expected, f"{case}: weights", masked=padded):
             expected_context = torch.einsum("bs,bsd->bd", expected, outputs)

@@ -11,12 +11,9 @@ from attention_to_bert.checks.checker import Checker
 
 
 def self_attention(candidate: Callable[..., Any]) -> bool:
-    """Check ``candidate(x, w_q, w_k, w_v) -> (output, weights)``, single-head self-attention.
-
-    ``x`` is ``(batch, n, d_model)``, ``w_q`` and ``w_k`` are ``(d_model, d_k)``, ``w_v`` is
-    ``(d_model, d_v)``; the answer is ``output`` ``(batch, n, d_v)`` and ``weights`` ``(batch, n, n)``
-    with ``weights = softmax(Q K^T / sqrt(d_k))`` row by row and ``output = weights V``.
-    """
+    """Check ``candidate(x, w_q, w_k, w_v) -> (output, weights)``, single-head self-attention on ``x``
+    ``(batch, n, d_model)``: ``weights = softmax(Q K^T / sqrt(d_k))`` ``(batch, n, n)`` row by row, with
+    Q, K, V = x w_q, x w_k, x w_v, and ``output = weights V`` ``(batch, n, d_v)``."""
     checker = Checker("self_attention")
     generator = torch.Generator().manual_seed(4)
     cases = [
@@ -31,9 +28,7 @@ def self_attention(candidate: Callable[..., Any]) -> bool:
         w_v = torch.randn(d_model, d_v, generator=generator)
         arguments = (x.clone(), w_q.clone(), w_k.clone(), w_v.clone())
         result = checker.call(candidate, *arguments, case=case, pair="(output, weights)")
-        if result is None:
-            continue
-        output, weights = result
+        output, weights = result or (None, None)  # None: nothing to check
         x, w_q, w_k, w_v = (t.double() for t in (x, w_q, w_k, w_v))
         scores = (x @ w_q) @ (x @ w_k).mT
         expected = torch.softmax(scores / d_k**0.5, dim=-1)
@@ -46,18 +41,16 @@ def self_attention(candidate: Callable[..., Any]) -> bool:
         mistakes = [(torch.softmax(wrong, dim=-1), message) for wrong, message in wrong_scores]
         masked = torch.tensor(False)  # nothing
         if checker.compare(weights, expected, f"{case}: weights", mistakes, 1e-4, masked):
-            mixes_x = "the output mixes the inputs x; it must mix the values V = x @ w_v"
-            checker.compare(
-                output, expected @ x @ w_v, f"{case}: output", [(expected @ x, mixes_x)], 1e-4
-            )
+            mixes_x = [
+                (expected @ x, "the output mixes the inputs x; it must mix the values V = x @ w_v")
+            ]
+            checker.compare(output, expected @ x @ w_v, f"{case}: output", mixes_x, 1e-4)
     return checker.report()
 
 
 def positional_encoding(candidate: Callable[[int, int], torch.Tensor]) -> bool:
-    """Check ``candidate(max_len, d_model)``: the ``(max_len, d_model)`` sinusoidal table of Vaswani et al.
-
-    ``PE[pos, 2i] = sin(pos / 10000^(2i / d_model))`` and ``PE[pos, 2i + 1] = cos(pos / 10000^(2i / d_model))``.
-    """
+    """Check ``candidate(max_len, d_model)``: the ``(max_len, d_model)`` sinusoidal table of Vaswani et
+    al., ``PE[pos, 2i] = sin(pos / 10000^(2i / d_model))`` and ``PE[pos, 2i + 1] = cos(same angle)``."""
     checker = Checker("positional_encoding")
     for max_len, d_model in [(50, 16), (7, 6), (1, 4)]:
         case = f"max_len={max_len}, d_model={d_model}"
@@ -69,17 +62,17 @@ def positional_encoding(candidate: Callable[[int, int], torch.Tensor]) -> bool:
         mistakes = [
             (
                 torch.where(even, angle.cos(), angle.sin()),
-                "sin and cos swapped: even dimensions 2i take the sine, odd dimensions 2i+1 the cosine",
+                "sin and cos swapped: the sine goes in the even dimensions 2i, the cosine in the odd",
             ),
             (
                 torch.cat([expected[:, even], expected[:, ~even]], dim=-1),
-                "sines in the first half and cosines in the second: some libraries do that, but the "
-                "paper (and this book) interleave them: sin in the even dimensions, cos in the odd ones",
+                "sines in the first half, cosines in the second (some libraries do that); the paper "
+                "interleaves them: sin in the even dimensions, cos in the odd ones",
             ),
             (
                 torch.where(even, by_index.sin(), by_index.cos()),
-                "the exponent uses the dimension index j; use 2i / d_model with i = j // 2, so that "
-                "the sine and the cosine of a pair share one frequency",
+                "the exponent uses the dimension index j; use 2i / d_model (i = j // 2): the sine and "
+                "cosine of a pair share one frequency",
             ),
         ]
         actual = checker.call(candidate, max_len, d_model, case=case)

@@ -11,47 +11,31 @@ from attention_to_bert.checks.checker import Checker
 
 
 def mlm_mask(candidate: Callable[..., Any]) -> bool:
-    """Check ``candidate(input_ids, special_mask, mask_id, vocab_size) -> (corrupted_ids, labels)``.
-
-    The rule: each non-special token is chosen with probability 0.15; a chosen token becomes
-    ``mask_id`` 80% of the time, a uniformly random id in ``range(vocab_size)`` 10% of the time, and
-    stays as it is 10% of the time. ``labels`` hold the original id at chosen positions, -100 elsewhere.
-    The checker seeds ``torch`` itself and measures the proportions on 100,000 tokens.
-    """
+    """Check ``candidate(input_ids, special_mask, mask_id, vocab_size) -> (corrupted_ids, labels)``:
+    each non-special token is chosen with probability 0.15 and becomes ``mask_id`` (80%), a uniformly
+    random id (10%) or stays (10%); ``labels`` hold the original id where chosen, -100 elsewhere.
+    The proportions are measured on 100,000 tokens (the checker seeds ``torch``)."""
     checker = Checker("mlm_mask")
     mask_id, vocab_size = 4, 500
     torch.manual_seed(0)
     ids = torch.randint(5, vocab_size, (200, 500))
-    special = torch.zeros_like(ids, dtype=torch.bool)
-    special[:, 0] = True  # [CLS]
-    special[:, -50:] = True  # [SEP] and padding
+    positions = torch.arange(500).repeat(200, 1)
+    special = (positions == 0) | (positions >= 450)  # [CLS]; [SEP] and padding
     original = ids.clone()
-    pair = "(corrupted_ids, labels)"
-    result = checker.call(
-        candidate, ids, special, mask_id, vocab_size, case="200 sequences of 500 tokens", pair=pair
-    )
+    case, pair = "200 sequences of 500 tokens", "(corrupted_ids, labels)"
+    result = checker.call(candidate, ids, special, mask_id, vocab_size, case=case, pair=pair)
     if result is None:
         return checker.report()
+    want = (torch.long, tuple(ids.shape))
     for name, tensor in zip(("corrupted_ids", "labels"), result, strict=True):
-        if not (
-            isinstance(tensor, torch.Tensor)
-            and tensor.dtype == torch.long
-            and tensor.shape == ids.shape
-        ):
-            got = (
-                f"{tensor.dtype} {tuple(tensor.shape)}"
-                if isinstance(tensor, torch.Tensor)
-                else type(tensor).__name__
-            )
-            checker.expect(
-                False,
-                f"{name}: expected a torch.long tensor of shape {tuple(ids.shape)}, got {got}",
-            )
-            return checker.report()
+        kind = type(tensor).__name__
+        got = (tensor.dtype, tuple(tensor.shape)) if isinstance(tensor, torch.Tensor) else kind
+        checker.expect(got == want, f"{name}: expected (dtype, shape) {want}, got {got}")
+    if checker.problems:
+        return checker.report()
     corrupted, labels = result
-    if not checker.expect(
-        torch.equal(ids, original), "the input_ids were modified in place: work on a copy (clone)"
-    ):
+    modified = "the input_ids were modified in place: work on a copy (clone)"
+    if not checker.expect(torch.equal(ids, original), modified):
         ids = original
     chosen = labels != -100
     checker.expect(
@@ -73,13 +57,13 @@ def mlm_mask(candidate: Callable[..., Any]) -> bool:
     masked = (corrupted[chosen] == mask_id).float().mean().item()
     kept = (corrupted[chosen] == ids[chosen]).float().mean().item()
     if masked > 0.97:
-        checker.expect(
-            False,
-            "every chosen token became [MASK]: only 80% should; 10% get a random id, 10% stay"
-            if abs(rate - 0.15) < 0.01
-            else f"only {rate:.3f} of the tokens carry a label, all of them [MASK]: choose 15%, then "
-            "label every chosen token, also those replaced by a random id or left unchanged",
-        )
+        message = "every chosen token became [MASK]: only 80% should; 10% get a random id, 10% stay"
+        if abs(rate - 0.15 * 0.8) < 0.01:
+            message = (
+                f"only {rate:.3f} of the tokens carry a label, all of them [MASK]: choose 15%, then "
+                "label every chosen token, also those replaced by a random id or left unchanged"
+            )
+        checker.expect(False, message)
     else:
         for share, expected, tolerance, what in (
             (rate, 0.15, 0.01, "of the non-special tokens were chosen"),
@@ -87,9 +71,8 @@ def mlm_mask(candidate: Callable[..., Any]) -> bool:
             (1.0 - masked - kept, 0.1, 0.025, "of the chosen tokens got a random id"),
             (kept, 0.1, 0.025, "of the chosen tokens stayed unchanged"),
         ):
-            checker.expect(
-                abs(share - expected) < tolerance, f"{share:.3f} {what}, expected {expected}"
-            )
+            message = f"{share:.3f} {what}, expected {expected}"
+            checker.expect(abs(share - expected) < tolerance, message)
     replaced = corrupted[chosen & (corrupted != mask_id) & (corrupted != ids)]
     checker.expect(
         replaced.numel() == 0 or replaced.unique().numel() > 100,

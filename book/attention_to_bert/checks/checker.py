@@ -1,9 +1,5 @@
-"""``Checker``: what every exercise checker is built on.
-
-A checker runs the student's function on each test case through ``call``, checks the result with
-``compare``, which names the typical mistake it sees, and ends with ``report``, which prints the
-verdict and returns ``True`` or ``False``.
-"""
+"""``Checker``: an exercise checker ``call``s the student's function on each case, ``compare``s the
+result with the reference (naming the typical mistake it matches) and ``report``s the verdict."""
 
 from __future__ import annotations
 
@@ -31,11 +27,8 @@ class Checker:
         self.cases = 0
 
     def call(self, function: Callable[..., Any], *args: Any, case: str = "", pair: str = "") -> Any:
-        """Call the student's function; an exception, or no return value (a stub), is a problem.
-
-        With ``pair`` (the names of its parts, such as ``"(context, weights)"``), a result that is
-        not a pair is a problem too. Returns the result, or None when there is nothing to check.
-        """
+        """Call the student's function; an exception, None (a stub) or, with ``pair`` (such as
+        ``"(context, weights)"``), no pair is a problem. Returns the result, or None if unusable."""
         self.cases += 1
         case = case or "a test case"
         try:
@@ -69,15 +62,15 @@ class Checker:
     ) -> bool:
         """Check that ``actual`` is a tensor of ``expected``'s shape, free of NaN, and close to it.
 
-        ``mistakes`` pairs typical wrong answers with what went wrong: a result that matches one
-        (in shape and values) is told that; a wrong answer equal to ``expected`` is skipped. With
-        ``masked`` (True = may not attend, broadcast to their shape), ``actual`` are attention
-        weights, and their typical mistakes are named first: weight on masked positions, NaN on a
-        fully masked row (it must be all zeros), rows not summing to 1.
+        If not, name the first of ``mistakes`` (wrong answer, message) it matches, skipping those
+        equal to ``expected``. With ``masked`` (True = may not attend), ``actual`` are attention
+        weights: first name weight on masked positions, NaN on a fully masked row, bad row sums.
         """
         if actual is None:  # already reported by call
             return False
-        problem = _mismatch(actual, expected, mistakes, atol, masked)
+        problem = _mismatch(actual, expected, mistakes, atol)
+        if problem and masked is not None:
+            problem = _weights_problem(actual, masked.expand(expected.shape)) or problem
         return self.expect(problem is None, f"{case}: {problem}")
 
     def report(self) -> bool:
@@ -97,17 +90,11 @@ def _close(actual: Tensor, expected: Tensor, atol: float) -> bool:
     return same_shape and torch.allclose(actual, expected, atol=atol, rtol=1e-4)
 
 
-def _mismatch(
-    actual: Any, expected: Tensor, mistakes: Mistakes, atol: float, masked: Tensor | None
-) -> str | None:
+def _mismatch(actual: Any, expected: Tensor, mistakes: Mistakes, atol: float) -> str | None:
     if not isinstance(actual, Tensor):
         return f"expected a torch.Tensor, got {type(actual).__name__}"
     if _close(actual, expected, atol):
         return None
-    if masked is not None and actual.shape == expected.shape:
-        problem = _weights_problem(actual.detach().double(), masked.expand(expected.shape))
-        if problem:
-            return problem
     for wrong, message in mistakes:
         if _close(actual, wrong, atol) and not _close(wrong, expected, atol):
             return message
@@ -119,8 +106,10 @@ def _mismatch(
     return f"values differ from the expected ones (largest difference {difference:.3g})"
 
 
-def _weights_problem(weights: Tensor, masked: Tensor) -> str | None:
-    empty = masked.all(dim=-1)
+def _weights_problem(weights: Any, masked: Tensor) -> str | None:
+    if not isinstance(weights, Tensor) or weights.shape != masked.shape:
+        return None
+    weights, empty = weights.detach().double(), masked.all(dim=-1)
     if not torch.isfinite(weights[empty]).all():
         return (
             "a fully masked row gives NaN; it must give all-zero weights (mask with a large "
@@ -131,9 +120,7 @@ def _weights_problem(weights: Tensor, masked: Tensor) -> str | None:
     peak = weights[masked].abs().max().item() if masked.any() else 0.0
     free = ~masked & ~empty.unsqueeze(-1)
     if peak > 1e-6 and free.any() and weights[free].abs().max() < 1e-6:
-        return (
-            "mask polarity inverted: the weight goes where the mask is True (True = may not attend)"
-        )
+        return "mask polarity inverted: weight goes where the mask is True (True = may not attend)"
     if peak > 1e-6:
         return f"masked (padded) positions get weight up to {peak:.3g}; they must get exactly 0"
     rows, columns = weights.sum(dim=-1)[~empty], weights.sum(dim=-2)
