@@ -67,7 +67,7 @@ def test_masked_softmax_checker_accepts_right_answers(candidate, capsys):
 @pytest.mark.parametrize(
     ("candidate", "message"),
     [
-        (nan_on_fully_masked_row, "a fully masked row gives NaN; it must give all-zero weights"),
+        (nan_on_fully_masked_row, "a fully masked row gives NaN; it must give zeros"),
         (nan_gradient, "the gradient contains NaN"),
         (wrong_dimension, "the rows do not sum to 1, the columns do"),
         (inverted_polarity, "mask polarity inverted"),

@@ -107,7 +107,7 @@ def test_self_attention_checker_accepts_torch_reference(capsys):
         (naive_exp, "NaN or inf in the weights; subtract each row's maximum"),
         (
             mixes_inputs_not_values,
-            "the output mixes the inputs x; it must mix the values V = x @ w_v",
+            "the output mixes the inputs x, not the values V = x @ w_v",
         ),
         (output_only, "expected a pair (output, weights), got Tensor"),
         (unbatched_only, "raised RuntimeError"),

@@ -1,12 +1,6 @@
-"""Checkers for the coding exercises: call one on your own function to hear what is wrong with it.
-
-    from attention_to_bert import checks
-    checks.masked_softmax(my_masked_softmax)
-
-A checker runs the function on a few test cases, prints either that it passes or, in plain words,
-the first thing wrong on each failing case, and returns ``True`` or ``False``. ``checker.Checker``
-collects the cases; ``chNN`` holds the checkers of chapter NN.
-"""
+"""Checkers for the coding exercises: ``checks.masked_softmax(my_masked_softmax)`` runs your function
+on a few cases and prints that it passes or, in plain words, the first thing wrong on each failing
+case; it returns ``True`` or ``False``. ``chNN`` holds the checkers of chapter NN."""
 
 from attention_to_bert.checks.ch01 import masked_softmax, scaled_dot_score
 from attention_to_bert.checks.ch02 import han_attention

@@ -41,9 +41,7 @@ def self_attention(candidate: Callable[..., Any]) -> bool:
         mistakes = [(torch.softmax(wrong, dim=-1), message) for wrong, message in wrong_scores]
         masked = torch.tensor(False)  # nothing
         if checker.compare(weights, expected, f"{case}: weights", mistakes, 1e-4, masked):
-            mixes_x = [
-                (expected @ x, "the output mixes the inputs x; it must mix the values V = x @ w_v")
-            ]
+            mixes_x = [(expected @ x, "the output mixes the inputs x, not the values V = x @ w_v")]
             checker.compare(output, expected @ x @ w_v, f"{case}: output", mixes_x, 1e-4)
     return checker.report()
 
@@ -59,20 +57,19 @@ def positional_encoding(candidate: Callable[[int, int], torch.Tensor]) -> bool:
         angle = position / 10000.0 ** ((j - j % 2) / d_model)  # 2i / d_model, shared by a pair
         by_index = position / 10000.0 ** (j / d_model)
         expected = torch.where(even, angle.sin(), angle.cos())
+        swapped = torch.where(even, angle.cos(), angle.sin())
+        halves = torch.cat([expected[:, even], expected[:, ~even]], dim=-1)
         mistakes = [
+            (swapped, "sin and cos swapped: dimensions 2i take the sine, 2i+1 the cosine"),
             (
-                torch.where(even, angle.cos(), angle.sin()),
-                "sin and cos swapped: the sine goes in the even dimensions 2i, the cosine in the odd",
-            ),
-            (
-                torch.cat([expected[:, even], expected[:, ~even]], dim=-1),
+                halves,
                 "sines in the first half, cosines in the second (some libraries do that); the paper "
-                "interleaves them: sin in the even dimensions, cos in the odd ones",
+                "(and this book) interleave them: sin in the even dimensions, cos in the odd ones",
             ),
             (
                 torch.where(even, by_index.sin(), by_index.cos()),
-                "the exponent uses the dimension index j; use 2i / d_model (i = j // 2): the sine and "
-                "cosine of a pair share one frequency",
+                "the exponent uses the dimension index j; use 2i / d_model with i = j // 2, so that "
+                "the sine and the cosine of a pair share one frequency",
             ),
         ]
         actual = checker.call(candidate, max_len, d_model, case=case)

@@ -10,10 +10,8 @@ from attention_to_bert.checks.checker import Checker
 
 
 def split_heads(candidate: Callable[[torch.Tensor, int], torch.Tensor]) -> bool:
-    """Check ``candidate(x, num_heads)``: ``(batch, seq, d_model)`` -> ``(batch, heads, seq, d_model // heads)``.
-
-    Head ``h`` must get the consecutive features ``h * head_dim .. (h + 1) * head_dim`` of every position.
-    """
+    """Check ``candidate(x, num_heads)``: ``(batch, seq, d_model)`` -> ``(batch, heads, seq, head_dim)``,
+    head ``h`` getting the consecutive features ``h * head_dim .. (h + 1) * head_dim``."""
     checker = Checker("split_heads")
     generator = torch.Generator().manual_seed(5)
     for shape, heads in [((2, 5, 12), 3), ((1, 4, 8), 2), ((3, 6, 16), 4), ((2, 3, 8), 1)]:
@@ -22,21 +20,12 @@ def split_heads(candidate: Callable[[torch.Tensor, int], torch.Tensor]) -> bool:
         case = f"x of shape {shape}, num_heads={heads}"
         x = torch.randn(*shape, generator=generator)
         by_position = x.view(batch, seq, heads, head_dim)
+        straight = x.reshape(batch, heads, seq, head_dim)
+        strided = x.view(batch, seq, head_dim, heads).permute(0, 3, 1, 2)
         mistakes = [
-            (
-                by_position,
-                "got shape (batch, seq, heads, head_dim); swap the seq and heads axes (transpose(1, 2))",
-            ),
-            (
-                x.reshape(batch, heads, seq, head_dim),
-                "reshaped straight to (batch, heads, seq, head_dim), which mixes up positions; "
-                "view as (batch, seq, heads, head_dim) first, then transpose(1, 2)",
-            ),
-            (
-                x.view(batch, seq, head_dim, heads).permute(0, 3, 1, 2),
-                "each head took every heads-th feature; head h must take the consecutive "
-                "features h * head_dim .. (h + 1) * head_dim",
-            ),
+            (by_position, "not transposed: swap the seq and heads axes (transpose(1, 2))"),
+            (straight, "a direct reshape to (batch, heads, seq, head_dim) mixes up positions"),
+            (strided, "each head took every heads-th feature, not head_dim consecutive ones"),
         ]
         actual = checker.call(candidate, x.clone(), heads, case=case)
         checker.compare(actual, by_position.transpose(1, 2), case, mistakes, atol=0.0)
@@ -49,12 +38,10 @@ def causal_mask(candidate: Callable[[int], torch.Tensor]) -> bool:
     for size in (1, 4, 7):
         case = f"size={size} (True must mark j > i, above the diagonal)"
         expected = torch.ones(size, size, dtype=torch.bool).triu(diagonal=1)
+        with_diagonal = torch.ones(size, size, dtype=torch.bool).triu()
         mistakes = [
             (~expected, "polarity inverted: True must mean 'may NOT attend', i.e. the future"),
-            (
-                torch.ones(size, size, dtype=torch.bool).triu(),
-                "the diagonal is masked too: a position may attend to itself (otherwise row 0 sees nothing)",
-            ),
+            (with_diagonal, "the diagonal is masked too: a position may attend to itself"),
             (
                 expected.T,
                 "the past is masked instead of the future: query i may not see keys j > i",

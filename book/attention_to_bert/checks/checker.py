@@ -112,8 +112,7 @@ def _weights_problem(weights: Any, masked: Tensor) -> str | None:
     weights, empty = weights.detach().double(), masked.all(dim=-1)
     if not torch.isfinite(weights[empty]).all():
         return (
-            "a fully masked row gives NaN; it must give all-zero weights (mask with a large "
-            "negative number instead of -inf, or zero such rows after the softmax)"
+            "a fully masked row gives NaN; it must give zeros (mask with a large negative number)"
         )
     if not torch.isfinite(weights).all():
         return "NaN or inf in the weights; subtract each row's maximum before exp (or use torch.softmax)"
