@@ -76,7 +76,7 @@ def test_masked_softmax_checker_accepts_right_answers(candidate, capsys):
         (exp_without_max, "subtract each row's maximum"),
         (detached, "does not carry a gradient"),
         (raises, "raised RuntimeError: not written yet"),
-        (stub, "returned None; return the result"),
+        (stub, "returned None (a missing return"),
     ],
 )
 def test_masked_softmax_checker_names_the_mistake(candidate, message, capsys):
@@ -127,7 +127,7 @@ def test_scaled_dot_score_checker_accepts_right_answers(candidate, capsys):
         (divided_by_number_of_keys, "divided by sqrt(number of keys)"),
         (transposed, "transposed; the shape must be (..., n_q, n_k)"),
         (only_two_dimensional, "a batch: query (2, 3, 16) and key (2, 5, 16): raised RuntimeError"),
-        (stub, "returned None; return the result"),
+        (stub, "returned None (a missing return"),
     ],
 )
 def test_scaled_dot_score_checker_names_the_mistake(candidate, message, capsys):

@@ -58,19 +58,12 @@ def positional_encoding(candidate: Callable[[int, int], torch.Tensor]) -> bool:
         by_index = position / 10000.0 ** (j / d_model)
         expected = torch.where(even, angle.sin(), angle.cos())
         swapped = torch.where(even, angle.cos(), angle.sin())
+        by_j = torch.where(even, by_index.sin(), by_index.cos())
         halves = torch.cat([expected[:, even], expected[:, ~even]], dim=-1)
         mistakes = [
             (swapped, "sin and cos swapped: dimensions 2i take the sine, 2i+1 the cosine"),
-            (
-                halves,
-                "sines in the first half, cosines in the second (some libraries do that); the paper "
-                "(and this book) interleave them: sin in the even dimensions, cos in the odd ones",
-            ),
-            (
-                torch.where(even, by_index.sin(), by_index.cos()),
-                "the exponent uses the dimension index j; use 2i / d_model with i = j // 2, so that "
-                "the sine and the cosine of a pair share one frequency",
-            ),
+            (halves, "sines in the first half, cosines in the second; the paper interleaves them"),
+            (by_j, "the exponent uses the dimension index j; use 2i / d_model with i = j // 2"),
         ]
         actual = checker.call(candidate, max_len, d_model, case=case)
         checker.compare(actual, expected, case, mistakes, atol=1e-4)

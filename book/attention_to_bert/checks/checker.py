@@ -26,11 +26,10 @@ class Checker:
         self.problems: list[str] = []
         self.cases = 0
 
-    def call(self, function: Callable[..., Any], *args: Any, case: str = "", pair: str = "") -> Any:
+    def call(self, function: Callable[..., Any], *args: Any, case: str, pair: str = "") -> Any:
         """Call the student's function; an exception, None (a stub) or, with ``pair`` (such as
         ``"(context, weights)"``), no pair is a problem. Returns the result, or None if unusable."""
         self.cases += 1
-        case = case or "a test case"
         try:
             result = function(*args)
         except Exception as error:  # the student's code may raise anything: report, don't crash
@@ -38,7 +37,7 @@ class Checker:
             return None
         if result is None:
             self.problems.append(
-                f"{case}: returned None; return the result (is the function body still `...`?)"
+                f"{case}: returned None (a missing return, or a body still `...`?)"
             )
         elif pair and not (isinstance(result, tuple | list) and len(result) == 2):
             self.problems.append(f"{case}: expected a pair {pair}, got {type(result).__name__}")
@@ -60,12 +59,10 @@ class Checker:
         atol: float = 1e-5,
         masked: Tensor | None = None,
     ) -> bool:
-        """Check that ``actual`` is a tensor of ``expected``'s shape, free of NaN, and close to it.
-
-        If not, name the first of ``mistakes`` (wrong answer, message) it matches, skipping those
-        equal to ``expected``. With ``masked`` (True = may not attend), ``actual`` are attention
-        weights: first name weight on masked positions, NaN on a fully masked row, bad row sums.
-        """
+        """Check that ``actual`` is a tensor of ``expected``'s shape, free of NaN, and close to it;
+        if not, name the first of ``mistakes`` (wrong answer, message; skipped when equal to
+        ``expected``) it matches, or with ``masked`` (True = may not attend) the first mistake of
+        attention weights: weight on masked positions, NaN on a fully masked row, bad row sums."""
         if actual is None:  # already reported by call
             return False
         problem = _mismatch(actual, expected, mistakes, atol)
@@ -77,11 +74,10 @@ class Checker:
         """Print the verdict and return whether every case passed."""
         if not self.problems:
             print(f"✔ {self.name}: passes all {self.cases} test cases.")
-            return True
-        print(f"✘ {self.name}: {len(self.problems)} problem(s) found.")
-        for problem in self.problems:
-            print(f"  - {problem}")
-        return False
+        else:
+            print(f"✘ {self.name}: {len(self.problems)} problem(s) found.")
+            print("\n".join(f"  - {problem}" for problem in self.problems))
+        return not self.problems
 
 
 def _close(actual: Tensor, expected: Tensor, atol: float) -> bool:
