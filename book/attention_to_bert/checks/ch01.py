@@ -10,9 +10,8 @@ from attention_to_bert.checks.checker import Checker, reference_softmax
 
 
 def masked_softmax(candidate: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> bool:
-    """Check ``candidate(scores, mask)``: a softmax over the last dimension with weight 0 where the bool
-    ``mask`` (broadcastable to ``scores``) is True and all-zero rows (no NaN, also in the gradient)
-    where every position is masked."""
+    """Check ``candidate(scores, mask)``: a softmax over the last dimension, 0 where the bool ``mask``
+    (broadcast to ``scores``) is True, all-zero rows (no NaN, even in the gradient) where all are."""
     checker = Checker("masked_softmax")
     generator = torch.Generator().manual_seed(1)
     scores = torch.randn(2, 3, 5, generator=generator)

@@ -11,9 +11,8 @@ from attention_to_bert.checks.checker import Checker, reference_softmax
 
 
 def han_attention(candidate: Callable[..., Any]) -> bool:
-    """Check ``candidate(values, padding_mask, weight, bias, context) -> (pooled, weights)``: the
-    weights ``(batch, length)`` are the masked softmax of u_i · u with keys u_i = tanh(W h_i + b) and
-    the query u = ``context`` (0 on padding), ``pooled`` ``(batch, d)`` = Σ_i weights_i h_i."""
+    """Check ``candidate(values, padding_mask, weight, bias, context) -> (pooled, weights)``: weights =
+    masked softmax of tanh(W h_i + b) · context (0 on padding), pooled = Σ_i weights_i h_i."""
     checker = Checker("han_attention")
     generator = torch.Generator().manual_seed(2)
     cases = [
@@ -23,12 +22,13 @@ def han_attention(candidate: Callable[..., Any]) -> bool:
     ]
     for case, lengths in cases:
         padding_mask = torch.arange(max(lengths)) >= torch.tensor(lengths)[:, None]
-        values, weight, bias, context = (
-            torch.randn(*shape, generator=generator, dtype=torch.float64)
-            for shape in ((len(lengths), max(lengths), 6), (4, 6), (4,), (4,))
+        values = torch.randn(
+            len(lengths), max(lengths), 6, generator=generator, dtype=torch.float64
         )
         values = values.masked_fill(padding_mask.unsqueeze(-1), 0.0)
-        context = 2 * context  # scores of a size where the softmax is not flat
+        weight = torch.randn(4, 6, generator=generator, dtype=torch.float64)
+        bias = torch.randn(4, generator=generator, dtype=torch.float64)
+        context = 2 * torch.randn(4, generator=generator, dtype=torch.float64)  # a peaked softmax
         arguments = (values, padding_mask, weight, bias, context)
         pair = "(pooled, weights)"
         result = checker.call(candidate, *(a.clone() for a in arguments), case=case, pair=pair)

@@ -11,9 +11,8 @@ from attention_to_bert.checks.checker import Checker, reference_softmax
 
 
 def attention_step(candidate: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], Any]) -> bool:
-    """Check ``candidate(state, encoder_outputs, lengths) -> (context, weights)``: ``weights``
-    ``(batch, source_len)`` = softmax of s_{t-1} · h_j over the first ``lengths`` positions (0 on the
-    padding beyond), ``context`` ``(batch, d)`` = Σ_j weights_j h_j."""
+    """Check ``candidate(state, encoder_outputs, lengths) -> (context, weights)``: weights = softmax of
+    s · h_j over the first ``lengths`` positions (0 on the padding), context = Σ_j weights_j h_j."""
     checker = Checker("attention_step")
     generator = torch.Generator().manual_seed(3)
     cases = [

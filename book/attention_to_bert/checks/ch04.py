@@ -11,9 +11,8 @@ from attention_to_bert.checks.checker import Checker
 
 
 def self_attention(candidate: Callable[..., Any]) -> bool:
-    """Check ``candidate(x, w_q, w_k, w_v) -> (output, weights)``, single-head self-attention on ``x``
-    ``(batch, n, d_model)``: ``weights = softmax(Q K^T / sqrt(d_k))`` ``(batch, n, n)`` row by row, with
-    Q, K, V = x w_q, x w_k, x w_v, and ``output = weights V`` ``(batch, n, d_v)``."""
+    """Check ``candidate(x, w_q, w_k, w_v) -> (output, weights)``: with Q, K, V = x w_q, x w_k, x w_v,
+    weights = softmax(Q K^T / sqrt(d_k)) over the keys and output = weights V."""
     checker = Checker("self_attention")
     generator = torch.Generator().manual_seed(4)
     cases = [

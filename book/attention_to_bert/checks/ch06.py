@@ -49,9 +49,8 @@ def noam_schedule(candidate: Callable[[int, int, int], float]) -> bool:
 
 
 def label_smoothed_cross_entropy(candidate: Callable[..., torch.Tensor]) -> bool:
-    """Check ``candidate(logits, targets, smoothing, pad_id)``, label-smoothed cross-entropy as torch
-    computes it: ``-Σ_k q_k log softmax(logits)_k`` with ``q = (1 - ε)·one_hot + ε / V``, averaged
-    over the positions whose target is not ``pad_id``."""
+    """Check ``candidate(logits, targets, smoothing, pad_id)``: the mean over non-pad positions of
+    -Σ_k q_k log softmax(logits)_k, q = (1 - ε)·one_hot + ε / V, as ``F.cross_entropy`` computes it."""
     checker = Checker("label_smoothed_cross_entropy")
     generator = torch.Generator().manual_seed(6)
     cases = [(8, 6, 0.1, 0, 2), (5, 4, 0.3, 0, 0), (7, 5, 0.0, 0, 2), (6, 9, 0.2, 3, 1)]

@@ -11,10 +11,9 @@ from attention_to_bert.checks.checker import Checker
 
 
 def mlm_mask(candidate: Callable[..., Any]) -> bool:
-    """Check ``candidate(input_ids, special_mask, mask_id, vocab_size) -> (corrupted_ids, labels)``:
-    each non-special token is chosen with probability 0.15 and becomes ``mask_id`` (80%), a uniformly
-    random id (10%) or stays (10%); ``labels`` hold the original id where chosen, -100 elsewhere.
-    The proportions are measured on 100,000 tokens (the checker seeds ``torch``)."""
+    """Check ``candidate(input_ids, special_mask, mask_id, vocab_size) -> (corrupted_ids, labels)``: 15%
+    of the non-special tokens are chosen, 80% of those become ``mask_id``, 10% a random id, 10% stay;
+    ``labels`` hold the original id where chosen, -100 elsewhere (measured on 100,000 tokens)."""
     checker = Checker("mlm_mask")
     mask_id, vocab_size = 4, 500
     torch.manual_seed(0)
