@@ -67,14 +67,14 @@ def test_masked_softmax_checker_accepts_right_answers(candidate, capsys):
 @pytest.mark.parametrize(
     ("candidate", "message"),
     [
-        (nan_on_fully_masked_row, "a fully masked row gives NaN; it must give zeros"),
+        (nan_on_fully_masked_row, "a fully masked row gives NaN, not zeros"),
         (nan_gradient, "the gradient contains NaN"),
         (wrong_dimension, "the rows do not sum to 1, the columns do"),
         (inverted_polarity, "mask polarity inverted"),
         (masked_scores_set_to_zero, "masked (padded) positions get weight up to"),
         (squeezed_shape, "expected shape (2, 1, 5), got (2, 5)"),
         (exp_without_max, "subtract each row's maximum"),
-        (detached, "does not carry a gradient"),
+        (detached, "no gradient flows back (do not detach)"),
         (raises, "raised RuntimeError: not written yet"),
         (stub, "returned None (a missing return"),
     ],

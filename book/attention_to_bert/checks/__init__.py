@@ -1,6 +1,5 @@
-"""Checkers for the coding exercises: ``checks.masked_softmax(my_masked_softmax)`` runs your function
-on a few cases and prints that it passes or, in plain words, the first thing wrong on each failing
-case; it returns ``True`` or ``False``. ``chNN`` holds the checkers of chapter NN."""
+"""The exercise checkers: ``checks.masked_softmax(my_masked_softmax)`` prints whether your function
+passes or, in plain words, what is wrong, and returns ``True`` or ``False``; ``chNN`` has chapter NN's."""
 
 from attention_to_bert.checks.ch01 import masked_softmax, scaled_dot_score
 from attention_to_bert.checks.ch02 import han_attention

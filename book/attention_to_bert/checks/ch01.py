@@ -37,8 +37,7 @@ def masked_softmax(candidate: Callable[[torch.Tensor, torch.Tensor], torch.Tenso
         try:
             (gradient,) = torch.autograd.grad((actual * torch.arange(5.0)).sum(), leaf)
         except Exception as error:  # report, don't crash
-            message = "the result does not carry a gradient back to the scores (do not detach it)"
-            checker.expect(False, f"{case}: {message}: {error}")
+            checker.expect(False, f"{case}: no gradient flows back (do not detach): {error}")
         else:
             checker.expect(
                 not gradient.isnan().any(),

@@ -22,9 +22,7 @@ def han_attention(candidate: Callable[..., Any]) -> bool:
     ]
     for case, lengths in cases:
         padding_mask = torch.arange(max(lengths)) >= torch.tensor(lengths)[:, None]
-        values = torch.randn(
-            len(lengths), max(lengths), 6, generator=generator, dtype=torch.float64
-        )
+        values = torch.randn(*padding_mask.shape, 6, generator=generator, dtype=torch.float64)
         values = values.masked_fill(padding_mask.unsqueeze(-1), 0.0)
         weight = torch.randn(4, 6, generator=generator, dtype=torch.float64)
         bias = torch.randn(4, generator=generator, dtype=torch.float64)

@@ -11,8 +11,7 @@ from attention_to_bert.checks.checker import Checker
 
 
 def noam_schedule(candidate: Callable[[int, int, int], float]) -> bool:
-    """Check ``candidate(step, d_model, warmup_steps)``, the paper's learning rate at ``step`` (>= 1):
-    ``d_model^-0.5 · min(step^-0.5, step · warmup_steps^-1.5)``."""
+    """Check ``candidate(step, d_model, warmup_steps) = d_model^-0.5 · min(step^-0.5, step · warmup_steps^-1.5)``."""
     checker = Checker("noam_schedule")
     for d_model, warmup in ((512, 4000), (64, 100)):
         steps = [1, warmup // 2, warmup - 1, warmup, warmup + 1, 4 * warmup, 25 * warmup]

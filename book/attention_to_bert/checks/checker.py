@@ -1,5 +1,4 @@
-"""``Checker``: an exercise checker ``call``s the student's function on each case, ``compare``s the
-result with the reference (naming the typical mistake it matches) and ``report``s the verdict."""
+"""``Checker``: ``call`` the student's function per case, ``compare`` results, ``report`` the verdict."""
 
 from __future__ import annotations
 
@@ -35,6 +34,8 @@ class Checker:
         except Exception as error:  # the student's code may raise anything: report, don't crash
             self.problems.append(f"{case}: raised {type(error).__name__}: {error}")
             return None
+        if pair and isinstance(result, tuple | list) and any(part is None for part in result):
+            result = None  # a part of the pair is missing, as from a stub
         if result is None:
             self.problems.append(
                 f"{case}: returned None (a missing return, or a body still `...`?)"
@@ -59,10 +60,9 @@ class Checker:
         atol: float = 1e-5,
         masked: Tensor | None = None,
     ) -> bool:
-        """Check that ``actual`` is a tensor of ``expected``'s shape, free of NaN, and close to it;
-        if not, name the first of ``mistakes`` (wrong answer, message; skipped when equal to
-        ``expected``) it matches, or with ``masked`` (True = may not attend) the first mistake of
-        attention weights: weight on masked positions, NaN on a fully masked row, bad row sums."""
+        """Check that ``actual`` is a tensor of ``expected``'s shape, free of NaN and close to it; if
+        not, name the first of ``mistakes`` (wrong answer, message) it matches or, with ``masked``
+        (True = may not attend), an attention-weight mistake: weight where masked, NaN, row sums."""
         if actual is None:  # already reported by call
             return False
         problem = _mismatch(actual, expected, mistakes, atol)
@@ -107,9 +107,7 @@ def _weights_problem(weights: Any, masked: Tensor) -> str | None:
         return None
     weights, empty = weights.detach().double(), masked.all(dim=-1)
     if not torch.isfinite(weights[empty]).all():
-        return (
-            "a fully masked row gives NaN; it must give zeros (mask with a large negative number)"
-        )
+        return "a fully masked row gives NaN, not zeros (mask with a large negative number)"
     if not torch.isfinite(weights).all():
         return "NaN or inf in the weights; subtract each row's maximum before exp (or use torch.softmax)"
     peak = weights[masked].abs().max().item() if masked.any() else 0.0
