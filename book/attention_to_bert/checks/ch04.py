@@ -21,10 +21,9 @@ def self_attention(candidate: Callable[..., Any]) -> bool:
         ("large inputs (scores in the hundreds), d_model=8, d_k=2, d_v=3", (2, 4, 8), 2, 3, 6.0),
     ]
     for case, x_shape, d_k, d_v, size in cases:
-        d_model = x_shape[-1]
         x = size * torch.randn(*x_shape, generator=generator)
-        w_q, w_k = (size * torch.randn(d_model, d_k, generator=generator) for _ in range(2))
-        w_v = torch.randn(d_model, d_v, generator=generator)
+        w_q, w_k = (size * torch.randn(x_shape[-1], d_k, generator=generator) for _ in range(2))
+        w_v = torch.randn(x_shape[-1], d_v, generator=generator)
         arguments = (x.clone(), w_q.clone(), w_k.clone(), w_v.clone())
         result = checker.call(candidate, *arguments, case=case, pair="(output, weights)")
         output, weights = result or (None, None)  # None: nothing to check
@@ -34,7 +33,7 @@ def self_attention(candidate: Callable[..., Any]) -> bool:
         wrong_scores = [
             (scores, "not scaled: divide the scores Q K^T by sqrt(d_k)"),
             (scores / d_k, "divided by d_k; divide by sqrt(d_k) instead"),
-            (scores / d_model**0.5, "divided by sqrt(d_model); d_k is the size of a query"),
+            (scores / x.shape[-1] ** 0.5, "divided by sqrt(d_model); d_k is the size of a query"),
             (scores.mT / d_k**0.5, "transposed: row i must hold query i's weights (K Q^T?)"),
         ]
         mistakes = [(torch.softmax(wrong, dim=-1), message) for wrong, message in wrong_scores]
@@ -46,8 +45,7 @@ def self_attention(candidate: Callable[..., Any]) -> bool:
 
 
 def positional_encoding(candidate: Callable[[int, int], torch.Tensor]) -> bool:
-    """Check ``candidate(max_len, d_model)``: the ``(max_len, d_model)`` sinusoidal table of Vaswani et
-    al., ``PE[pos, 2i] = sin(pos / 10000^(2i / d_model))`` and ``PE[pos, 2i + 1] = cos(same angle)``."""
+    """Check ``candidate(max_len, d_model)``: PE[pos, 2i] = sin(pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos(same)."""
     checker = Checker("positional_encoding")
     for max_len, d_model in [(50, 16), (7, 6), (1, 4)]:
         case = f"max_len={max_len}, d_model={d_model}"

@@ -10,8 +10,7 @@ from attention_to_bert.checks.checker import Checker
 
 
 def split_heads(candidate: Callable[[torch.Tensor, int], torch.Tensor]) -> bool:
-    """Check ``candidate(x, num_heads)``: ``(batch, seq, d_model)`` -> ``(batch, heads, seq, head_dim)``,
-    head ``h`` getting the consecutive features ``h * head_dim .. (h + 1) * head_dim``."""
+    """Check ``candidate(x, num_heads)``: (batch, seq, d_model) -> (batch, heads, seq, head_dim), a block per head."""
     checker = Checker("split_heads")
     generator = torch.Generator().manual_seed(5)
     for shape, heads in [((2, 5, 12), 3), ((1, 4, 8), 2), ((3, 6, 16), 4), ((2, 3, 8), 1)]:

@@ -11,9 +11,8 @@ from attention_to_bert.checks.checker import Checker
 
 
 def mlm_mask(candidate: Callable[..., Any]) -> bool:
-    """Check ``candidate(input_ids, special_mask, mask_id, vocab_size) -> (corrupted_ids, labels)``: 15%
-    of the non-special tokens are chosen, 80% of those become ``mask_id``, 10% a random id, 10% stay;
-    ``labels`` hold the original id where chosen, -100 elsewhere (measured on 100,000 tokens)."""
+    """Check ``candidate(input_ids, special_mask, mask_id, vocab_size) -> (corrupted_ids, labels)``: 15% of the
+    non-special tokens are chosen, 80% -> ``mask_id``, 10% -> random id, 10% kept; ``labels`` = original or -100."""
     checker = Checker("mlm_mask")
     mask_id, vocab_size = 4, 500
     torch.manual_seed(0)
