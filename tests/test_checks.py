@@ -48,3 +48,11 @@ def test_checker_reports_each_problem(capsys):
         and "case 3: wrong" in output
     )
     assert Checker("fine").report() is True
+
+
+def test_a_pair_with_a_missing_part_does_not_pass(capsys):
+    def half_done(*args):
+        return None, None
+
+    assert checks.han_attention(half_done) is False
+    assert "returned None" in capsys.readouterr().out

@@ -67,16 +67,16 @@ def test_masked_softmax_checker_accepts_right_answers(candidate, capsys):
 @pytest.mark.parametrize(
     ("candidate", "message"),
     [
-        (nan_on_fully_masked_row, "a fully masked row gives NaN; it must give all-zero weights"),
+        (nan_on_fully_masked_row, "a fully masked row gives NaN, not zeros"),
         (nan_gradient, "the gradient contains NaN"),
-        (wrong_dimension, "normalised over the wrong dimension"),
+        (wrong_dimension, "the rows do not sum to 1, the columns do"),
         (inverted_polarity, "mask polarity inverted"),
-        (masked_scores_set_to_zero, "positions where mask is True get weight"),
+        (masked_scores_set_to_zero, "masked (padded) positions get weight up to"),
         (squeezed_shape, "expected shape (2, 1, 5), got (2, 5)"),
         (exp_without_max, "subtract each row's maximum"),
-        (detached, "does not carry a gradient"),
+        (detached, "no gradient flows back (do not detach)"),
         (raises, "raised RuntimeError: not written yet"),
-        (stub, "returned None; return the result"),
+        (stub, "returned None (a missing return"),
     ],
 )
 def test_masked_softmax_checker_names_the_mistake(candidate, message, capsys):
@@ -124,10 +124,10 @@ def test_scaled_dot_score_checker_accepts_right_answers(candidate, capsys):
     [
         (not_scaled, "not scaled: divide the dot products by sqrt(d)"),
         (divided_by_d, "divided by d; divide by sqrt(d) instead"),
-        (divided_by_number_of_keys, "square root of the number of keys"),
+        (divided_by_number_of_keys, "divided by sqrt(number of keys)"),
         (transposed, "transposed; the shape must be (..., n_q, n_k)"),
         (only_two_dimensional, "a batch: query (2, 3, 16) and key (2, 5, 16): raised RuntimeError"),
-        (stub, "returned None; return the result"),
+        (stub, "returned None (a missing return"),
     ],
 )
 def test_scaled_dot_score_checker_names_the_mistake(candidate, message, capsys):

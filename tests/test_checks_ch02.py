@@ -37,7 +37,7 @@ def test_catches_ignoring_the_mask(capsys):
         return (weights.unsqueeze(-1) * values).sum(-2), weights
 
     assert not checks.han_attention(no_mask)
-    assert "padded positions get weight" in capsys.readouterr().out
+    assert "masked (padded) positions get weight" in capsys.readouterr().out
 
 
 def test_catches_nan_on_a_fully_padded_row(capsys):
@@ -49,7 +49,7 @@ def test_catches_nan_on_a_fully_padded_row(capsys):
         return (weights.unsqueeze(-1) * values).sum(-2), weights
 
     assert not checks.han_attention(minus_infinity)
-    assert "contain NaN" in capsys.readouterr().out
+    assert "a fully masked row gives NaN" in capsys.readouterr().out
 
 
 def test_catches_missing_tanh(capsys):

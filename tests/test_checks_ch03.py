@@ -55,9 +55,9 @@ def test_accepts_a_right_answer(capsys):
 
 def test_catches_attention_on_padding(capsys):
     assert not checks.attention_step(no_mask)
-    assert "padded source positions get weight" in capsys.readouterr().out
+    assert "masked (padded) positions get weight" in capsys.readouterr().out
     assert not checks.attention_step(off_by_one_mask)
-    assert "padded source positions get weight" in capsys.readouterr().out
+    assert "masked (padded) positions get weight" in capsys.readouterr().out
 
 
 def test_catches_a_softmax_over_the_wrong_axis(capsys):

@@ -102,12 +102,12 @@ def test_self_attention_checker_accepts_torch_reference(capsys):
         (not_scaled, "not scaled: divide the scores Q K^T by sqrt(d_k)"),
         (divided_by_d_k, "divided by d_k; divide by sqrt(d_k) instead"),
         (divided_by_sqrt_d_model, "divided by sqrt(d_model)"),
-        (softmax_over_queries, "the columns sum to 1, not the rows"),
+        (softmax_over_queries, "the rows do not sum to 1, the columns do"),
         (keys_times_queries, "transposed: row i must hold query i's weights"),
         (naive_exp, "NaN or inf in the weights; subtract each row's maximum"),
         (
             mixes_inputs_not_values,
-            "the output mixes the inputs x; it must mix the values V = x @ w_v",
+            "the output mixes the inputs x, not the values V = x @ w_v",
         ),
         (output_only, "expected a pair (output, weights), got Tensor"),
         (unbatched_only, "raised RuntimeError"),
@@ -197,7 +197,7 @@ def test_positional_encoding_checker_accepts_right_answers(candidate, capsys):
     ("candidate", "message"),
     [
         (sin_cos_swapped, "sin and cos swapped"),
-        (halves, "sines in the first half and cosines in the second"),
+        (halves, "sines in the first half, cosines in the second"),
         (exponent_from_dimension_index, "the exponent uses the dimension index j"),
         (base_1000, "max_len=50, d_model=16: values differ from the expected ones"),
         (with_batch_axis, "expected shape (50, 16), got (1, 50, 16)"),

@@ -109,10 +109,10 @@ def test_causal_mask_checker_accepts_right_answers(solution, capsys):
         (inverted, "polarity inverted"),
         (diagonal_masked, "the diagonal is masked too"),
         (past_masked, "the past is masked instead of the future"),
-        (additive_float, "additive float mask"),
+        (additive_float, "dtype torch.float32; return a bool mask"),
         (integer_mask, "dtype torch.int64"),
         (wrong_shape, "expected shape (4, 4)"),
-        (nothing_masked, "expected True exactly above the diagonal"),
+        (nothing_masked, "True must mark j > i"),
     ],
 )
 def test_causal_mask_checker_names_typical_mistakes(wrong, message, capsys):

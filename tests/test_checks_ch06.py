@@ -140,7 +140,7 @@ def test_label_smoothing_names_the_mistake(capsys):
         (sums, "summed over the positions"),
         (no_smoothing, "no smoothing"),
         (other_classes_only, "V - 1 other classes"),
-        (uses_logits, "instead of the log-probabilities"),
+        (uses_logits, "used the logits, not log_softmax(logits)"),
         (per_position, "expected one number"),
         (nan_from_log_of_softmax, "NaN"),
     ]

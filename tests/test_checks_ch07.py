@@ -69,7 +69,7 @@ def test_accepts_the_right_answer(capsys):
 
 def test_catches_typical_wrong_answers(capsys):
     expectations = {
-        always_mask: "every chosen token became [MASK]",
+        always_mask: "1.000 of the chosen tokens became [MASK], expected 0.8",
         labels_only_on_masked: "label every chosen token",
         masks_specials_too: "special positions",
         labels_are_corrupted_ids: "ORIGINAL token",

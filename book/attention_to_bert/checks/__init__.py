@@ -1,12 +1,5 @@
-"""Checkers for the coding exercises: call one on your own function to hear what is wrong with it.
-
-    from attention_to_bert import checks
-    checks.masked_softmax(my_masked_softmax)
-
-A checker runs the function on a few test cases, prints either that it passes or, in plain words,
-the first thing wrong on each failing case, and returns ``True`` or ``False``. ``checker.Checker``
-collects the cases; ``chNN`` holds the checkers of chapter NN.
-"""
+"""The exercise checkers: ``checks.masked_softmax(my_masked_softmax)`` prints whether your function
+passes or, in plain words, what is wrong, and returns ``True`` or ``False``; ``chNN`` has chapter NN's."""
 
 from attention_to_bert.checks.ch01 import masked_softmax, scaled_dot_score
 from attention_to_bert.checks.ch02 import han_attention

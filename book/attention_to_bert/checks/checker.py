@@ -1,16 +1,20 @@
-"""``Checker``: what every exercise checker is built on.
-
-A checker (``checks.chNN``) runs the student's function on a few test cases through ``call``, records
-what is wrong with ``expect`` and ``expect_close`` (an exception, a wrong shape, NaN, not normalised,
-wrong values), and ends with ``report``, which prints the verdict and returns ``True`` or ``False``.
-"""
+"""``Checker``: ``call`` the student's function per case, ``compare`` results, ``report`` the verdict."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
+from torch import Tensor
+
+Mistakes = Sequence[tuple[Tensor, str]]
+
+
+def reference_softmax(scores: Tensor, mask: Tensor) -> Tensor:
+    """The masked softmax over the last dimension in float64 (True = may not attend; all-zero rows)."""
+    weights = torch.softmax(scores.double().masked_fill(mask, float("-inf")), dim=-1)
+    return torch.nan_to_num(weights, nan=0.0)  # a fully masked row: 0/0 -> 0
 
 
 class Checker:
@@ -21,32 +25,23 @@ class Checker:
         self.problems: list[str] = []
         self.cases = 0
 
-    def call(
-        self,
-        function: Callable[..., Any],
-        *args: Any,
-        case: str = "",
-        pair: str = "",
-        **kwargs: Any,
-    ) -> Any:
-        """Call the student's function; an exception, or no return value (a stub), is recorded as a problem.
-
-        With ``pair`` (the names of its parts, such as ``"(context, weights)"``), a result that is not a
-        pair is a problem too. Returns the result, or None when there is nothing to check further.
-        """
+    def call(self, function: Callable[..., Any], *args: Any, case: str, pair: str = "") -> Any:
+        """Call the student's function; an exception, None (a stub) or, with ``pair`` (such as
+        ``"(context, weights)"``), no pair is a problem. Returns the result, or None if unusable."""
         self.cases += 1
         try:
-            result = function(*args, **kwargs)
-        except Exception as error:  # the student's code may raise anything: report it, don't crash
-            self.problems.append(f"{case or 'a test case'}: raised {type(error).__name__}: {error}")
+            result = function(*args)
+        except Exception as error:  # the student's code may raise anything: report, don't crash
+            self.problems.append(f"{case}: raised {type(error).__name__}: {error}")
             return None
+        if pair and isinstance(result, tuple | list) and any(part is None for part in result):
+            result = None  # a part of the pair is missing, as from a stub
         if result is None:
             self.problems.append(
-                f"{case or 'a test case'}: returned None; return the result (is the function body still `...`?)"
+                f"{case}: returned None (a missing return, or a body still `...`?)"
             )
         elif pair and not (isinstance(result, tuple | list) and len(result) == 2):
-            got = type(result).__name__
-            self.problems.append(f"{case or 'a test case'}: expected a pair {pair}, got {got}")
+            self.problems.append(f"{case}: expected a pair {pair}, got {type(result).__name__}")
             return None
         return result
 
@@ -56,44 +51,74 @@ class Checker:
             self.problems.append(message)
         return bool(condition)
 
-    def expect_close(
+    def compare(
         self,
         actual: Any,
-        expected: torch.Tensor,
-        what: str,
-        *,
+        expected: Tensor,
+        case: str,
+        mistakes: Mistakes = (),
         atol: float = 1e-5,
-        rtol: float = 1e-4,
+        masked: Tensor | None = None,
     ) -> bool:
-        """Check that ``actual`` is a tensor of ``expected``'s shape, free of NaN, and close to it."""
-        if actual is None:
+        """Check that ``actual`` is a tensor of ``expected``'s shape, free of NaN and close to it; if
+        not, name the first of ``mistakes`` (wrong answer, message) it matches or, with ``masked``
+        (True = may not attend), an attention-weight mistake: weight where masked, NaN, row sums."""
+        if actual is None:  # already reported by call
             return False
-        if not isinstance(actual, torch.Tensor):
-            return self.expect(
-                False, f"{what}: expected a torch.Tensor, got {type(actual).__name__}"
-            )
-        if tuple(actual.shape) != tuple(expected.shape):
-            return self.expect(
-                False, f"{what}: expected shape {tuple(expected.shape)}, got {tuple(actual.shape)}"
-            )
-        actual = actual.detach().to(torch.float64)
-        expected = expected.detach().to(torch.float64)
-        if torch.isnan(actual).any() and not torch.isnan(expected).any():
-            return self.expect(
-                False, f"{what}: contains NaN (a fully masked row must give zeros, not NaN)"
-            )
-        difference = (actual - expected).abs().max().item() if actual.numel() else 0.0
-        return self.expect(
-            torch.allclose(actual, expected, atol=atol, rtol=rtol),
-            f"{what}: values differ from the expected ones (largest difference {difference:.3g})",
-        )
+        problem = _mismatch(actual, expected, mistakes, atol)
+        if problem and masked is not None:
+            problem = _weights_problem(actual, masked.expand(expected.shape)) or problem
+        return self.expect(problem is None, f"{case}: {problem}")
 
     def report(self) -> bool:
         """Print the verdict and return whether every case passed."""
         if not self.problems:
             print(f"✔ {self.name}: passes all {self.cases} test cases.")
-            return True
-        print(f"✘ {self.name}: {len(self.problems)} problem(s) found.")
-        for problem in self.problems:
-            print(f"  - {problem}")
-        return False
+        else:
+            print(f"✘ {self.name}: {len(self.problems)} problem(s) found.")
+            print("\n".join(f"  - {problem}" for problem in self.problems))
+        return not self.problems
+
+
+def _close(actual: Tensor, expected: Tensor, atol: float) -> bool:
+    same_shape = actual.shape == expected.shape
+    actual, expected = actual.detach().double(), expected.detach().double()
+    return same_shape and torch.allclose(actual, expected, atol=atol, rtol=1e-4)
+
+
+def _mismatch(actual: Any, expected: Tensor, mistakes: Mistakes, atol: float) -> str | None:
+    if not isinstance(actual, Tensor):
+        return f"expected a torch.Tensor, got {type(actual).__name__}"
+    if _close(actual, expected, atol):
+        return None
+    for wrong, message in mistakes:
+        if _close(actual, wrong, atol) and not _close(wrong, expected, atol):
+            return message
+    if actual.shape != expected.shape:
+        return f"expected shape {tuple(expected.shape)}, got {tuple(actual.shape)}"
+    if torch.isnan(actual).any():
+        return "contains NaN"
+    difference = (actual.detach().double() - expected.double()).abs().max().item()
+    return f"values differ from the expected ones (largest difference {difference:.3g})"
+
+
+def _weights_problem(weights: Any, masked: Tensor) -> str | None:
+    if not isinstance(weights, Tensor) or weights.shape != masked.shape:
+        return None
+    weights, empty = weights.detach().double(), masked.all(dim=-1)
+    if not torch.isfinite(weights[empty]).all():
+        return "a fully masked row gives NaN, not zeros (mask with a large negative number)"
+    if not torch.isfinite(weights).all():
+        return "NaN or inf in the weights; subtract each row's maximum before exp (or use torch.softmax)"
+    peak = weights[masked].abs().max().item() if masked.any() else 0.0
+    free = ~masked & ~empty.unsqueeze(-1)
+    if peak > 1e-6 and free.any() and weights[free].abs().max() < 1e-6:
+        return "mask polarity inverted: weight goes where the mask is True (True = may not attend)"
+    if peak > 1e-6:
+        return f"masked (padded) positions get weight up to {peak:.3g}; they must get exactly 0"
+    rows, columns = weights.sum(dim=-1)[~empty], weights.sum(dim=-2)
+    if torch.allclose(rows, torch.ones_like(rows), atol=1e-4):
+        return None
+    if torch.allclose(columns, torch.ones_like(columns), atol=1e-4):
+        return "the rows do not sum to 1, the columns do: take the softmax over the last dimension"
+    return "the weights of a row (the last dimension) do not sum to 1"
