@@ -177,9 +177,27 @@ class Decoder(nn.Module):
     ) -> tuple[Tensor, Tensor, Tensor | None]:
         """One decoder step: returns the logits ``(batch, vocab)``, the new state and the attention weights."""
         embedded = self.embedding(previous_token)
+        state, context, weights = self._advance(
+            embedded, state, encoder_outputs, encoder_final, source_mask, keys
+        )
+        return self._logits(state, context, embedded), state, weights
+
+    def _advance(
+        self,
+        embedded: Tensor,
+        state: Tensor,
+        encoder_outputs: Tensor,
+        encoder_final: Tensor,
+        source_mask: Tensor,
+        keys: Tensor | None,
+    ) -> tuple[Tensor, Tensor, Tensor | None]:
+        """The recurrence of one step: the context for ``state``, then the new state."""
         context, weights = self.context(state, encoder_outputs, encoder_final, source_mask, keys)
-        state = self.cell(torch.cat([embedded, context], dim=-1), state)
-        return self.output(torch.cat([state, context, embedded], dim=-1)), state, weights
+        return self.cell(torch.cat([embedded, context], dim=-1), state), context, weights
+
+    def _logits(self, state: Tensor, context: Tensor, embedded: Tensor) -> Tensor:
+        """The output layer, on one step ``(batch, ...)`` or on all steps ``(batch, T, ...)``."""
+        return self.output(torch.cat([state, context, embedded], dim=-1))
 
     def forward(
         self, target_in: Tensor, encoder_outputs: Tensor, encoder_final: Tensor, source_mask: Tensor
@@ -194,15 +212,13 @@ class Decoder(nn.Module):
         embedded = self.embedding(target_in)  # (batch, T, embedding_size)
         states, contexts, all_weights = [], [], []
         for t in range(target_in.shape[1]):
-            context, weights = self.context(
-                state, encoder_outputs, encoder_final, source_mask, keys
+            state, context, weights = self._advance(
+                embedded[:, t], state, encoder_outputs, encoder_final, source_mask, keys
             )
-            state = self.cell(torch.cat([embedded[:, t], context], dim=-1), state)
             states.append(state)
             contexts.append(context)
             all_weights.append(weights)
-        features = [torch.stack(states, dim=1), torch.stack(contexts, dim=1), embedded]
-        logits = self.output(torch.cat(features, dim=-1))
+        logits = self._logits(torch.stack(states, dim=1), torch.stack(contexts, dim=1), embedded)
         return logits, None if self.score is None else torch.stack(all_weights, dim=1)
 
 
