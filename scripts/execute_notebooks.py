@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import nbformat
+from format_notebooks import format_notebook  # scripts/ is on sys.path when run as a script
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,6 +83,9 @@ def execute(path: Path, save: bool = True, timeout: int = 900) -> float:
     seconds = time.perf_counter() - start
     if save:
         merge_streams(notebook)
+        format_notebook(
+            notebook, path.parent
+        )  # no timestamps, nbval tags, folds that work anywhere
         nbformat.write(notebook, path)
     return seconds
 

@@ -1,0 +1,166 @@
+"""Put the chapter notebooks in the form that reads cleanly everywhere: website, JupyterLab, Colab.
+
+    python scripts/format_notebooks.py [book/NN_name.ipynb ...]          # rewrite in place
+    python scripts/format_notebooks.py --check [book/NN_name.ipynb ...]  # list what would change
+
+Idempotent (a second run changes nothing), so authors may keep writing the website forms and run it
+after every merge; `scripts/execute_notebooks.py` runs it on what it stores. It only rewrites
+sources and metadata, never outputs, so nbval's comparison is unchanged:
+- a written solution folded as ```` ```{dropdown} Title ```` becomes HTML ``<details>``, which folds on
+  the website, in JupyterLab and in Colab alike (a MyST directive shows as raw text outside the site);
+- ``{doc}`target` `` and ``{doc}`text <target>` `` become Markdown links to the file, which the website
+  and JupyterLab both follow;
+- the nbval marker comments (``# NBVAL_IGNORE_OUTPUT`` ...) become nbval's cell tags, so that readers
+  do not see test plumbing;
+- code solutions (tag ``solution``) are stored with their input collapsed in JupyterLab, and worked
+  solutions (tag ``hide-cell``) with input and output collapsed;
+- the per-cell execution timestamps a run writes (``metadata.execution``) are removed, so re-running a
+  chapter does not rewrite hundreds of metadata lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOK = ROOT / "book"
+MARKER_TAGS = {
+    "# NBVAL_IGNORE_OUTPUT": "nbval-ignore-output",
+    "# NBVAL_SKIP": "nbval-skip",
+    "# NBVAL_RAISES_EXCEPTION": "raises-exception",
+    "# NBVAL_CHECK_OUTPUT": "nbval-check-output",
+}
+DROPDOWN_OPEN = re.compile(r"^(?P<fence>`{3,}|:{3,})\{dropdown\}[ \t]*(?P<title>.*)$")
+DOC_ROLE = re.compile(r"\{doc\}`(?:(?P<text>[^`<]*?)\s*<(?P<target>[^`>]+)>|(?P<bare>[^`]+))`")
+
+
+def dropdowns_to_details(source: str) -> str:
+    """Rewrite every ``{dropdown}`` fence of a Markdown cell as an HTML ``<details>`` block."""
+    lines, result, index = source.split("\n"), [], 0
+    while index < len(lines):
+        match = DROPDOWN_OPEN.match(lines[index])
+        if not match:
+            result.append(lines[index])
+            index += 1
+            continue
+        fence, body = match["fence"], []
+        index += 1
+        while index < len(lines) and lines[index].rstrip() != fence:
+            body.append(lines[index])
+            index += 1
+        index += 1  # the closing fence
+        while body and body[0].startswith(":") and not body[0].startswith("::"):
+            body.pop(0)  # directive options such as ":open:" have no HTML equivalent here
+        title = match["title"].strip() or "Solution"
+        result += ["<details>", f"<summary>{title}</summary>", "", *body, "", "</details>"]
+    return "\n".join(result)
+
+
+def title_of(target: str, folder: Path) -> str:
+    """The first Markdown heading of the page ``target`` (a notebook or a .md file)."""
+    for suffix in (".ipynb", ".md"):
+        path = folder / f"{target}{suffix}"
+        if path.exists():
+            cells = (
+                nbformat.read(path, as_version=4).cells
+                if suffix == ".ipynb"
+                else [nbformat.v4.new_markdown_cell(path.read_text())]
+            )
+            for cell in cells:
+                for line in cell.source.splitlines():
+                    if line.startswith("# "):
+                        return line[2:].strip()
+            return target
+    raise ValueError(f"{{doc}}`{target}`: no page {target}.ipynb or {target}.md in {folder}")
+
+
+def doc_roles_to_links(source: str, folder: Path) -> str:
+    """Rewrite ``{doc}`` roles as Markdown links to the page's file."""
+
+    def link(match: re.Match) -> str:
+        target = (match["target"] or match["bare"]).strip()
+        text = (match["text"] or "").strip() or title_of(target, folder)
+        suffix = ".ipynb" if (folder / f"{target}.ipynb").exists() else ".md"
+        return f"[{text}]({target}{suffix})"
+
+    return DOC_ROLE.sub(link, source)
+
+
+def markers_to_tags(cell: nbformat.NotebookNode) -> None:
+    """Move whole-line nbval marker comments of a code cell into its tags."""
+    kept, tags = [], list(cell.metadata.get("tags", []))
+    for line in cell.source.split("\n"):
+        tag = MARKER_TAGS.get(line.strip())
+        if tag is None:
+            kept.append(line)
+        elif tag not in tags:
+            tags.append(tag)
+    while kept and not kept[0].strip():
+        kept.pop(0)
+    cell.source = "\n".join(kept)
+    if tags:
+        cell.metadata["tags"] = tags
+
+
+def collapse_solutions(cell: nbformat.NotebookNode) -> None:
+    """Store a code solution folded in JupyterLab, as the website folds it."""
+    tags = cell.metadata.get("tags", [])
+    if "solution" not in tags:
+        return
+    jupyter = cell.metadata.setdefault("jupyter", {})
+    jupyter["source_hidden"] = True
+    if "hide-cell" in tags:
+        jupyter["outputs_hidden"] = True
+
+
+def format_notebook(notebook: nbformat.NotebookNode, folder: Path = BOOK) -> None:
+    """Apply every rewrite of this module to ``notebook`` in place."""
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            cell.source = doc_roles_to_links(dropdowns_to_details(cell.source), folder)
+        elif cell.cell_type == "code":
+            markers_to_tags(cell)
+            collapse_solutions(cell)
+            cell.metadata.pop("execution", None)
+
+
+def format_file(path: Path, check: bool = False) -> bool:
+    """Format the notebook at ``path`` (unless ``check``); return whether it changed."""
+    before = path.read_text(encoding="utf-8")
+    notebook = nbformat.reads(before, as_version=4)
+    format_notebook(notebook, path.parent)
+    after = nbformat.writes(notebook) + "\n"
+    if after != before and not check:
+        path.write_text(after, encoding="utf-8")
+    return after != before
+
+
+def chapters() -> list[Path]:
+    return sorted(BOOK.glob("[0-9][0-9]_*.ipynb"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebooks", nargs="*", type=Path, help="default: every chapter")
+    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if needed")
+    args = parser.parse_args(argv)
+    paths = args.notebooks or chapters()
+    missing = [str(path) for path in paths if not path.is_file()]
+    if missing:
+        parser.error(f"notebooks: no such file {', '.join(missing)}")
+    changed = [path for path in paths if format_file(path, check=args.check)]
+    for path in changed:
+        print(f"{path.name}: {'needs formatting' if args.check else 'formatted'}")
+    if args.check and changed:
+        print("run `python scripts/format_notebooks.py` to fix", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
