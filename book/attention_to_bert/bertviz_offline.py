@@ -72,4 +72,60 @@ def _show(view: Callable[..., Any], args: tuple, kwargs: dict, decimals: int | N
     html = view_html(view, *args, decimals=decimals, **kwargs)
     kind = view.__name__.replace("_", " ")  # "head view", "model view"
     text = f"(a bertviz {kind}, drawn in JupyterLab and on the website)"
-    display({"text/html": html, "text/plain": text}, raw=True)
+    # the printed book has no JavaScript: it shows the same attention as a static picture
+    png = static_picture(*args, **kwargs)
+    display({"text/html": html, "image/png": png, "text/plain": text}, raw=True)
+
+
+def _attention_sets(args: tuple, kwargs: dict) -> list[tuple[str, Any, list, list]]:
+    """(name, per-layer attention, query tokens, key tokens) of each attention a view shows."""
+    named = dict(zip(("attention", "tokens"), args, strict=False)) | kwargs
+    if named.get("attention") is not None:
+        tokens = list(named["tokens"])
+        return [("", named["attention"], tokens, tokens)]
+    source, target = (
+        list(named.get("encoder_tokens") or []),
+        list(named.get("decoder_tokens") or []),
+    )
+    sets = [
+        ("encoder", named.get("encoder_attention"), source, source),
+        ("decoder", named.get("decoder_attention"), target, target),
+        ("cross", named.get("cross_attention"), target, source),
+    ]
+    return [entry for entry in sets if entry[1] is not None]
+
+
+def static_picture(*args: Any, **kwargs: Any) -> str:
+    """A PNG (base64) of the attention a bertviz view shows: a row per layer, a heatmap per head."""
+    import base64
+    import io
+
+    import matplotlib.pyplot as plt
+
+    layers = kwargs.get("include_layers")
+    heads = kwargs.get("include_heads")
+    rows = []
+    for name, attention, queries, keys in _attention_sets(args, kwargs):
+        for layer in layers if layers is not None else range(len(attention)):
+            weights = attention[layer][0].detach().float().cpu().numpy()
+            shown = heads if heads is not None else range(weights.shape[0])
+            rows.append(
+                (f"{name} layer {layer}".strip(), [weights[h] for h in shown], shown, queries, keys)
+            )
+    ncols = max(len(row[1]) for row in rows)
+    fig, axes = plt.subplots(
+        len(rows), ncols, figsize=(1.3 * ncols + 0.8, 1.3 * len(rows) + 0.4), squeeze=False
+    )
+    for axes_row, (label, maps, shown, queries, keys) in zip(axes, rows, strict=True):
+        for axis, weights, head in zip(axes_row, maps, shown, strict=False):
+            axis.imshow(weights, cmap="viridis", vmin=0.0, vmax=1.0)
+            axis.set_title(f"{label}, head {head}", fontsize=5)
+            axis.set_xticks(range(len(keys)), keys, rotation=90, fontsize=4)
+            axis.set_yticks(range(len(queries)), queries, fontsize=4)
+        for axis in axes_row[len(maps) :]:
+            axis.axis("off")
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=150)
+    plt.close(fig)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
