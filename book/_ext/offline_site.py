@@ -12,6 +12,8 @@ Loaded by ``_config.yml`` (``sphinx.local_extensions``). It
   and jQuery as modules, so that require.js never fetches bertviz's CDN copies, and removes the
   ``<script src="https://cdnjs…/require.min.js">`` tag that bertviz stores in the notebook output
   (the page already loads require.js; loading it twice is useless, and offline it fails);
+* publishes the printed book with the site when ``BOOK_PDF`` names it (the Pages workflow builds it
+  first): copied as ``book.pdf``, linked from every page's footer;
 * writes each inline ``<script>`` once: Sphinx 7.4 adds inline scripts registered after the builder
   started (such as sphinx-thebe's ``const THEBE_JS_URL = …``) twice, and the second ``const``
   declaration is a page error ("Identifier 'THEBE_JS_URL' has already been declared").
@@ -23,6 +25,7 @@ every page.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from pathlib import Path
@@ -98,7 +101,26 @@ def write_each_script_once(
     scripts[:] = unique
 
 
+def link_printed_book(app: Sphinx, config: Any) -> None:
+    """With ``BOOK_PDF`` set to a built PDF, link ``book.pdf`` from the footer of every page."""
+    if os.environ.get("BOOK_PDF"):
+        options = config.html_theme_options
+        link = '<a href="../book.pdf">The printable book (PDF)</a>'  # every page is under book/
+        options["extra_footer"] = f"{options.get('extra_footer', '')}<p>{link}</p>"
+
+
+def copy_printed_book(app: Sphinx, exception: Exception | None) -> None:
+    """Ship the PDF named by ``BOOK_PDF`` as ``book.pdf`` at the site's root."""
+    pdf = os.environ.get("BOOK_PDF")
+    if exception is None and pdf and app.builder.format == "html":
+        if not Path(pdf).is_file():
+            raise FileNotFoundError(f"BOOK_PDF: no such file {pdf}; build it first (README)")
+        shutil.copyfile(pdf, Path(app.outdir) / "book.pdf")
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
+    app.connect("config-inited", link_printed_book)
+    app.connect("build-finished", copy_printed_book)
     app.connect("builder-inited", add_static_dir)
     app.add_css_file("book.css")  # book/_static/book.css: code-cell font size, bertviz view width
     app.connect("html-page-context", serve_bertviz_libraries)
