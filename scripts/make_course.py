@@ -24,6 +24,7 @@ Then, in ``course/``: ``nbgrader generate_assignment chNN``, collect the student
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import re
 import shutil
 import sys
@@ -170,6 +171,15 @@ def write_course(output: Path, chapters: list[str] | None = None) -> list[Graded
     return graded
 
 
+def require_nbgrader() -> None:
+    """Refuse, saying what to install, where nbgrader (which runs the course) is missing."""
+    if importlib.util.find_spec("nbgrader") is None:
+        raise ValueError(
+            "nbgrader is not installed: `pip install nbgrader==0.9.6` (requirements.txt pins it; "
+            "it needs JupyterLab >= 4.2, < 5 and Notebook 7)"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -184,12 +194,7 @@ def main(argv: list[str] | None = None) -> int:
             for chapter, path in chapter_notebooks(args.chapters).items():
                 graded += course_notebook(nbformat.read(path, as_version=4), chapter)[1]
         else:
-            if shutil.which("nbgrader") is None:
-                print(
-                    "note: nbgrader is not installed; `pip install nbgrader==0.9.6` to run the "
-                    "course (requirements.txt has it)",
-                    file=sys.stderr,
-                )
+            require_nbgrader()
             graded = write_course(args.output, args.chapters)
     except ValueError as error:
         parser.error(str(error))

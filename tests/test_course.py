@@ -117,3 +117,16 @@ def test_unknown_chapter_and_notebook_without_exercises_are_clear_errors():
         make_course.course_notebook(bare, "09")
     with pytest.raises(SystemExit):
         make_course.main(["--chapters", "42", "--list"])
+
+
+def test_a_missing_nbgrader_says_what_to_install(monkeypatch, tmp_path, capsys):
+    real = make_course.importlib.util.find_spec
+    monkeypatch.setattr(
+        make_course.importlib.util,
+        "find_spec",
+        lambda name: None if name == "nbgrader" else real(name),
+    )
+    with pytest.raises(SystemExit):
+        make_course.main(["--output", str(tmp_path / "course")])
+    assert "pip install nbgrader==0.9.6" in capsys.readouterr().err
+    assert not (tmp_path / "course").exists()

@@ -68,3 +68,19 @@ def test_every_diagram_is_in_the_pdf_as_vectors(latex):
     for name in sorted(diagrams):
         assert f"{{{{{name}}}.pdf}}" in tex, name  # \sphinxincludegraphics{{name}.pdf}
         assert (latex / f"{name}.pdf").stat().st_size > 1_000, name
+
+
+def test_a_pdf_build_without_tex_says_what_to_install(monkeypatch):
+    import importlib.util
+    from types import SimpleNamespace
+
+    spec = importlib.util.spec_from_file_location(
+        "offline_site", ROOT / "book/_ext/offline_site.py"
+    )
+    offline_site = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(offline_site)
+    monkeypatch.setattr(offline_site.shutil, "which", lambda tool: None)
+    latex = SimpleNamespace(builder=SimpleNamespace(name="latex"))
+    with pytest.raises(RuntimeError, match="needs xelatex, latexmk, rsvg-convert.*texlive-xetex"):
+        offline_site.require_tex(latex)
+    offline_site.require_tex(SimpleNamespace(builder=SimpleNamespace(name="html")))  # no TeX needed

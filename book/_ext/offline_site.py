@@ -118,7 +118,25 @@ def copy_printed_book(app: Sphinx, exception: Exception | None) -> None:
         shutil.copyfile(pdf, Path(app.outdir) / "book.pdf")
 
 
+TEX_TOOLS = {"xelatex": "texlive-xetex", "latexmk": "latexmk", "rsvg-convert": "librsvg2-bin"}
+
+
+def require_tex(app: Sphinx) -> None:
+    """Stop a PDF build at once, saying what to install, where TeX Live or rsvg-convert is missing."""
+    if app.builder.name != "latex":
+        return
+    missing = [tool for tool in TEX_TOOLS if shutil.which(tool) is None]
+    if missing:
+        raise RuntimeError(
+            f"the printable book needs {', '.join(missing)}: on Debian/Ubuntu `apt-get install "
+            "--no-install-recommends texlive-latex-recommended texlive-latex-extra "
+            "texlive-fonts-recommended texlive-xetex texlive-plain-generic latexmk xindy "
+            "fonts-freefont-otf librsvg2-bin` (about 450 MB; see the README)"
+        )
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
+    app.connect("builder-inited", require_tex)
     app.connect("config-inited", link_printed_book)
     app.connect("build-finished", copy_printed_book)
     app.connect("builder-inited", add_static_dir)
