@@ -645,7 +645,7 @@ def ch4_self_attention() -> Canvas:
             (1.5, 2.55 + (y - 2.55) * 0.25),
             (2.95, y),
             color=edge(roles[name]),
-            label=rf"$W_{name.lower()}$",
+            label=rf"$W^{name}$",
             label_size=15,
             label_offset=(-0.05, 0.2),
         )
@@ -653,7 +653,7 @@ def ch4_self_attention() -> Canvas:
     c.text(
         0.35,
         0.32,
-        r"$W_q, W_k\!: d_{\mathrm{model}} \times d_k \qquad W_v\!: d_{\mathrm{model}} \times d_v$",
+        r"$W^Q, W^K\!: d_{\mathrm{model}} \times d_k \qquad W^V\!: d_{\mathrm{model}} \times d_v$",
         size=FONT,
         color=MUTED,
         ha="left",

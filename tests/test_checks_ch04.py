@@ -8,6 +8,7 @@ import torch.nn.functional as F
 
 from attention_to_bert import checks
 from attention_to_bert.attention import attention
+from attention_to_bert.checks.ch04 import self_attention_cases
 from attention_to_bert.positional import PositionalEncoding
 
 # --- self-attention: right answers written the way a student might, and typical wrong ones ---
@@ -127,6 +128,48 @@ def test_self_attention_checker_reports_wrong_output_shape(capsys):
 
     assert checks.self_attention(output_transposed) is False
     assert "output: expected shape (2, 5, 6), got (2, 6, 5)" in capsys.readouterr().out
+
+
+def right_with_linear_layers(x, w_q, w_k, w_v):
+    # a student who prefers nn.Linear: its weight is (out, in), float32
+    layers = []
+    for w in (w_q, w_k, w_v):
+        layer = torch.nn.Linear(w.shape[0], w.shape[1], bias=False)
+        with torch.no_grad():
+            layer.weight.copy_(w.T)
+        layers.append(layer)
+    query, key, value = (layer(x) for layer in layers)
+    weights = torch.softmax(query @ key.mT / math.sqrt(query.shape[-1]), dim=-1)
+    return weights @ value, weights.detach()
+
+
+def test_self_attention_checker_feeds_float32_so_nn_linear_works(capsys):
+    for _, inputs in self_attention_cases():
+        assert all(t.dtype == torch.float32 for t in inputs)
+    assert checks.self_attention(right_with_linear_layers) is True
+    assert "✔ self_attention" in capsys.readouterr().out
+
+
+def scales_w_q_in_place(x, w_q, w_k, w_v):
+    w_q /= math.sqrt(w_q.shape[1])  # right weights, but the caller's w_q has changed
+    query, key, value = x @ w_q, x @ w_k, x @ w_v
+    weights = torch.softmax(query @ key.mT, dim=-1)
+    return weights @ value, weights
+
+
+def test_self_attention_checker_catches_an_in_place_edit(capsys):
+    assert checks.self_attention(scales_w_q_in_place) is False
+    output = capsys.readouterr().out
+    assert "w_q was modified in place; work on a copy" in output
+    assert "weights: " not in output  # the weights themselves were right
+
+
+def test_self_attention_large_case_has_scores_in_the_thousands():
+    description, (x, w_q, w_k, w_v) = self_attention_cases()[2]
+    assert "scores in the thousands" in description
+    scores = (x @ w_q) @ (x @ w_k).mT / math.sqrt(w_k.shape[1])
+    assert 1_000 <= scores.abs().median().item() < 10_000
+    assert torch.isinf(torch.exp(scores)).any()  # why the case is there
 
 
 # --- sinusoidal positional encoding ---

@@ -10,24 +10,39 @@ import torch
 from attention_to_bert.checks.checker import Checker
 
 
+def self_attention_cases() -> list[tuple[str, tuple[torch.Tensor, ...]]]:
+    """The test cases of ``self_attention``: (description, (x, w_q, w_k, w_v)), all float32, the dtype
+    of an ``nn.Linear``, so that a student may use one."""
+    generator = torch.Generator().manual_seed(4)
+    shapes = [
+        ("a batch of 2 sequences of 5 tokens, d_model=8, d_k=4, d_v=6", (2, 5, 8), 4, 6, 1.0),
+        ("one sequence of 3 tokens, d_model=6, d_k=12, d_v=6", (1, 3, 6), 12, 6, 1.0),
+        # scaled scores with a median size of about 8,600: exp() overflows without the max trick
+        ("large inputs (scores in the thousands), d_model=8, d_k=2, d_v=3", (2, 4, 8), 2, 3, 6.0),
+    ]
+    cases = []
+    for case, x_shape, d_k, d_v, size in shapes:
+        x = size * torch.randn(*x_shape, generator=generator)
+        w_q, w_k = (size * torch.randn(x_shape[-1], d_k, generator=generator) for _ in range(2))
+        w_v = torch.randn(x_shape[-1], d_v, generator=generator)
+        cases.append((case, (x, w_q, w_k, w_v)))
+    return cases
+
+
 def self_attention(candidate: Callable[..., Any]) -> bool:
     """Check ``candidate(x, w_q, w_k, w_v) -> (output, weights)``: with Q, K, V = x w_q, x w_k, x w_v,
     weights = softmax(Q K^T / sqrt(d_k)) over the keys and output = weights V."""
     checker = Checker("self_attention")
-    generator = torch.Generator().manual_seed(4)
-    cases = [
-        ("a batch of 2 sequences of 5 tokens, d_model=8, d_k=4, d_v=6", (2, 5, 8), 4, 6, 1.0),
-        ("one sequence of 3 tokens, d_model=6, d_k=12, d_v=6", (1, 3, 6), 12, 6, 1.0),
-        ("large inputs (scores in the hundreds), d_model=8, d_k=2, d_v=3", (2, 4, 8), 2, 3, 6.0),
-    ]
-    for case, x_shape, d_k, d_v, size in cases:
-        x = size * torch.randn(*x_shape, generator=generator)
-        w_q, w_k = (size * torch.randn(x_shape[-1], d_k, generator=generator) for _ in range(2))
-        w_v = torch.randn(x_shape[-1], d_v, generator=generator)
-        arguments = (x.clone(), w_q.clone(), w_k.clone(), w_v.clone())
-        result = checker.call(candidate, *arguments, case=case, pair="(output, weights)")
+    for case, inputs in self_attention_cases():
+        passed = tuple(t.clone() for t in inputs)
+        result = checker.call(candidate, *passed, case=case, pair="(output, weights)")
+        names = ("x", "w_q", "w_k", "w_v")
+        for name, given, original in zip(names, passed, inputs, strict=True):
+            unchanged = torch.equal(given, original)
+            checker.expect(unchanged, f"{case}: {name} was modified in place; work on a copy")
         output, weights = result or (None, None)  # None: nothing to check
-        x, w_q, w_k, w_v = (t.double() for t in (x, w_q, w_k, w_v))
+        x, w_q, w_k, w_v = (t.double() for t in inputs)
+        d_k = w_k.shape[-1]
         scores = (x @ w_q) @ (x @ w_k).mT
         expected = torch.softmax(scores / d_k**0.5, dim=-1)
         wrong_scores = [
