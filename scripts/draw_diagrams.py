@@ -279,7 +279,7 @@ def ch1_attention_lookup() -> Canvas:
 
 
 def ch1_hard_soft_lookup() -> Canvas:
-    """A Python dict's hard look-up next to attention's soft one, on the chapter's little dictionary."""
+    """The hard look-up (arg max: the best key's value) next to attention's soft one (a blend)."""
     entries = ["cat", "bird", "bicycle", "car"]
     keys = np.array([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
     values = np.array([[4.0, 0.0], [2.0, 0.0], [0.0, 2.0], [0.0, 4.0]])
@@ -287,34 +287,36 @@ def ch1_hard_soft_lookup() -> Canvas:
     scores = keys @ query
     hard = np.eye(len(entries))[scores.argmax()]
     soft = softmax(scores)
-    c = Canvas(10.6, 4.9)
+    c = Canvas(10.8, 5.0)
     panels = [
-        (0.2, "hard look-up: a Python dict (arg max)", hard, "value of the best key"),
-        (5.3, "soft look-up: attention (softmax)", soft, r"$\Sigma_i\, a_i \mathbf{v}_i$ ="),
+        (0.2, "hard look-up: the best key (arg max)", hard, "value of the best key"),
+        (5.5, "soft look-up: attention (softmax)", soft, r"$\Sigma_i\, a_i \mathbf{v}_i$ ="),
     ]
+    out_y = 0.62
     for x0, title, weights, result in panels:
-        c.text(x0 + 2.5, 4.5, title, size=FONT + 1, fontweight="bold")
+        c.text(x0 + 2.5, 4.6, title, size=FONT + 1, fontweight="bold")
         c.box(
-            x0 + 0.75, 2.35, 1.25, 0.75, "query\n\u201ca furry animal\u201d", "query", size=FONT - 1
+            x0 + 0.68, 2.35, 1.3, 0.75, "query\n\u201ca furry animal\u201d", "query", size=FONT - 1
         )
-        c.text(x0 + 0.75, 1.65, r"$\mathbf{q} = (1, 1, 0)$", size=FONT, color=edge("query"))
-        c.text(x0 + 2.05, 4.0, "key", color=edge("key"), size=FONT - 1, fontweight="bold")
-        c.text(x0 + 3.05, 4.0, "weight", color=edge("weight"), size=FONT - 1, fontweight="bold")
+        c.text(x0 + 0.7, 1.65, r"$\mathbf{q} = (1, 1, 0)$", size=FONT, color=edge("query"))
+        c.text(x0 + 1.95, 4.1, "key", color=edge("key"), size=FONT - 1, fontweight="bold")
+        c.text(x0 + 3.05, 4.1, "weight", color=edge("weight"), size=FONT - 1, fontweight="bold")
         c.text(
-            x0 + 4.3,
-            4.0,
+            x0 + 4.2,
+            4.1,
             "value\n(legs, wheels)",
             color=edge("value"),
             size=FONT - 1,
             fontweight="bold",
         )
-        for i, (name, w) in enumerate(zip(entries, weights, strict=True)):
-            y = 3.35 - 0.62 * i
-            c.arrow((x0 + 1.38, 2.35), (x0 + 1.62, y), color=edge("query"), lw=1.0)
-            c.box(x0 + 2.05, y, 0.85, 0.45, name, "key", size=FONT - 1)
-            c.rect(x0 + 2.6, y - 0.14, max(0.7 * w, 0.02), 0.28, "weight")
+        rows = [3.45 - 0.66 * i for i in range(len(entries))]
+        for name, key, value, w, y in zip(entries, keys, values, weights, rows, strict=True):
+            c.arrow((x0 + 1.33, 2.35), (x0 + 1.47, y), color=edge("query"), lw=1.0)
+            shown_key = "(" + ", ".join(f"{k:.0f}" for k in key) + ")"
+            c.box(x0 + 1.95, y, 0.95, 0.56, f"{name}\n{shown_key}", "key", size=FONT - 2)
+            c.rect(x0 + 2.55, y - 0.14, max(0.7 * w, 0.02), 0.28, "weight")
             c.text(
-                x0 + 2.6 + 0.7 * w + 0.06,
+                x0 + 2.55 + 0.7 * w + 0.06,
                 y,
                 f"{w:.2f}",
                 size=FONT - 2,
@@ -322,26 +324,24 @@ def ch1_hard_soft_lookup() -> Canvas:
                 color=edge("weight"),
             )
             c.box(
-                x0 + 4.3,
-                y,
-                0.85,
-                0.45,
-                f"({values[i, 0]:.0f}, {values[i, 1]:.0f})",
-                "value",
-                size=FONT - 1,
+                x0 + 4.2, y, 0.85, 0.45, f"({value[0]:.0f}, {value[1]:.0f})", "value", size=FONT - 1
             )
+            if w > 0:  # a line from each value that takes part, as thick as its weight
+                c.line([x0 + 4.625, x0 + 4.85], [y, y], color=edge("value"), lw=0.6 + 2.4 * w)
+        top = max(y for y, w in zip(rows, weights, strict=True) if w > 0)
+        c.line([x0 + 4.85, x0 + 4.85], [top, out_y], color=edge("value"), lw=1.3)
+        c.arrow((x0 + 4.85, out_y), (x0 + 4.65, out_y), color=edge("value"))
         out = weights @ values
         shown = (
             f"({out[0]:.0f}, {out[1]:.0f})"
             if weights.max() == 1
             else f"({out[0]:.2f}, {out[1]:.2f})"
         )
-        c.box(x0 + 4.3, 0.62, 1.3, 0.5, shown, "result", size=FONT)
-        c.text(x0 + 3.55, 0.62, result, size=FONT - 1, ha="right")
-        c.arrow((x0 + 4.3, 3.35 - 0.62 * 3 - 0.23), (x0 + 4.3, 0.88), color=edge("value"))
-    c.line([5.15, 5.15], [0.35, 4.3], color="#bbbbbb", lw=1.0)
+        c.box(x0 + 4.05, out_y, 1.2, 0.5, shown, "result", size=FONT)
+        c.text(x0 + 3.35, out_y, result, size=FONT - 1, ha="right")
+    c.line([5.3, 5.3], [0.35, 4.4], color="#bbbbbb", lw=1.0)
     c.text(2.7, 0.2, "returns one entry's value exactly", size=FONT - 2, color=MUTED)
-    c.text(7.8, 0.2, "returns a blend of every value", size=FONT - 2, color=MUTED)
+    c.text(8.0, 0.2, "returns a blend of every value", size=FONT - 2, color=MUTED)
     return c
 
 

@@ -4,6 +4,7 @@ import math
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from attention_to_bert import checks
 from attention_to_bert.attention import masked_softmax as package_masked_softmax
@@ -61,7 +62,7 @@ def stub(*args): ...  # the student edition's stub: returns None
 @pytest.mark.parametrize("candidate", [package_masked_softmax, right_masked_softmax])
 def test_masked_softmax_checker_accepts_right_answers(candidate, capsys):
     assert checks.masked_softmax(candidate) is True
-    assert "✔ masked_softmax: passes all 6 test cases." in capsys.readouterr().out
+    assert "✔ masked_softmax: passes all 7 test cases." in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
@@ -134,4 +135,161 @@ def test_scaled_dot_score_checker_names_the_mistake(candidate, message, capsys):
     assert checks.scaled_dot_score(candidate) is False
     output = capsys.readouterr().out
     assert "✘ scaled_dot_score" in output
+    assert message in output
+
+
+# --- masked softmax: a max taken over the masked positions too (issue 29) ---
+
+
+def max_over_masked_positions(scores, mask):
+    largest = scores.max(dim=-1, keepdim=True).values  # includes the masked scores
+    exps = torch.exp(scores - largest).masked_fill(mask, 0.0)
+    return exps / exps.sum(dim=-1, keepdim=True).clamp_min(1e-30)
+
+
+def in_place_fill(scores, mask):
+    scores.masked_fill_(mask, -1e9)
+    return torch.softmax(scores, dim=-1).masked_fill(mask, 0.0)
+
+
+def test_masked_softmax_checker_names_a_max_over_masked_positions(capsys):
+    assert checks.masked_softmax(max_over_masked_positions) is False
+    output = capsys.readouterr().out
+    assert "the maximum subtracted before exp was taken over the masked positions too" in output
+    assert "do not sum to 1" not in output
+
+
+def test_masked_softmax_checker_catches_an_in_place_edit(capsys):
+    assert checks.masked_softmax(in_place_fill) is False
+    output = capsys.readouterr().out
+    assert output.count("the scores was modified in place") == 1
+
+
+def test_scaled_dot_score_checker_catches_an_in_place_edit(capsys):
+    def scaled_in_place(query, key):
+        query /= math.sqrt(query.shape[-1])
+        return query @ key.transpose(-2, -1)
+
+    assert checks.scaled_dot_score(scaled_in_place) is False
+    assert "the query was modified in place" in capsys.readouterr().out
+
+
+# --- the cosine look-up of the Neural Turing Machine (exercise 1.3) ---
+
+
+def _unit(x):
+    return x / x.norm(dim=-1, keepdim=True).clamp_min(1e-8)
+
+
+def right_cosine_attention(query, key, value, strength, mask):
+    scores = strength[..., None] * (_unit(query) @ _unit(key).transpose(-2, -1))
+    weights = package_masked_softmax(scores, mask)
+    return weights @ value, weights
+
+
+def right_cosine_attention_by_hand(query, key, value, strength, mask):
+    cosine = F.normalize(query, dim=-1) @ F.normalize(key, dim=-1).mT
+    scores = (strength.unsqueeze(-1) * cosine).masked_fill(mask, -1e9)
+    weights = torch.softmax(scores, dim=-1) * ~mask
+    return weights @ value, weights
+
+
+def cosine_with(scores_of):
+    """A candidate whose scores are scores_of(query, key, strength), the rest done right."""
+
+    def candidate(query, key, value, strength, mask):
+        weights = package_masked_softmax(scores_of(query, key, strength), mask)
+        return weights @ value, weights
+
+    return candidate
+
+
+def zero_key_gives_nan_gradient(query, key, value, strength, mask):
+    unit = key / key.norm(dim=-1, keepdim=True)  # 0 / 0 at a zero padding key
+    scores = strength[..., None] * (_unit(query) @ unit.mT)
+    weights = package_masked_softmax(scores, mask)
+    return weights @ value, weights
+
+
+def mask_ignored(query, key, value, strength, mask):
+    return right_cosine_attention(query, key, value, strength, torch.zeros_like(mask))
+
+
+def minus_infinity(query, key, value, strength, mask):
+    scores = strength[..., None] * (_unit(query) @ _unit(key).mT)
+    weights = torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1)
+    return weights @ value, weights
+
+
+def masked_gradient_leak(query, key, value, strength, mask):
+    output, weights = right_cosine_attention(query, key, value, strength, mask)
+    leak = 1e-3 * (key.sum(dim=-1) + value.sum(dim=-1))[..., None, :]  # (..., 1, n_k)
+    leak = leak * mask - (leak * mask).detach()  # zero in value, not in gradient
+    return output + (leak @ torch.ones_like(value)).expand_as(output), weights
+
+
+def normalises_in_place(query, key, value, strength, mask):
+    query /= query.norm(dim=-1, keepdim=True)
+    return right_cosine_attention(query, key, value, strength, mask)
+
+
+@pytest.mark.parametrize("candidate", [right_cosine_attention, right_cosine_attention_by_hand])
+def test_cosine_attention_checker_accepts_right_answers(candidate, capsys):
+    assert checks.cosine_attention(candidate) is True
+    assert "✔ cosine_attention: passes all 4 test cases." in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("candidate", "message"),
+    [
+        (
+            cosine_with(lambda q, k, s: _unit(q) @ _unit(k).mT),
+            "the scores were not multiplied by the strength",
+        ),
+        (
+            cosine_with(lambda q, k, s: _unit(q) @ _unit(k).mT / s[..., None]),
+            "divided by the strength; multiply",
+        ),
+        (cosine_with(lambda q, k, s: s[..., None] * (q @ k.mT)), "not normalised"),
+        (
+            cosine_with(lambda q, k, s: s[..., None] * (q @ _unit(k).mT)),
+            "only the keys were normalised",
+        ),
+        (
+            cosine_with(lambda q, k, s: s[..., None] * (_unit(q) @ k.mT)),
+            "only the query was normalised",
+        ),
+        (
+            cosine_with(
+                lambda q, k, s: s[..., None] * (F.normalize(q, dim=-2) @ F.normalize(k, dim=-2).mT)
+            ),
+            "normalised along the positions",
+        ),
+        (
+            cosine_with(lambda q, k, s: s[..., None, :] * (_unit(q) @ _unit(k).mT)),
+            "the strength multiplies the keys' axis",
+        ),
+        (zero_key_gives_nan_gradient, "the gradient of the query contains NaN"),
+        (mask_ignored, "masked (padded) positions get weight up to"),
+        (minus_infinity, "a fully masked row gives NaN, not zeros"),
+        (masked_gradient_leak, "masked keys get a gradient up to"),
+        (normalises_in_place, "the query was modified in place"),
+        (
+            lambda q, k, v, s, m: (right_cosine_attention(q, k, v, s, m)[1] @ k, None),
+            "returned None",
+        ),
+        (
+            lambda q, k, v, s, m: (
+                right_cosine_attention(q, k, v, s, m)[1] @ k,
+                right_cosine_attention(q, k, v, s, m)[1],
+            ),
+            "summed the keys, not the values",
+        ),
+        (stub, "returned None (a missing return"),
+    ],
+)
+def test_cosine_attention_checker_names_the_mistake(candidate, message, capsys):
+    assert checks.cosine_attention(candidate) is False
+    output = capsys.readouterr().out
+    assert "✘ cosine_attention" in output
     assert message in output

@@ -1,15 +1,39 @@
-"""The checkers of chapter 1: masked softmax and the scaled dot-product score."""
+"""The checkers of chapter 1: masked softmax, the scaled dot-product score, the cosine look-up."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import torch
+from torch import Tensor
 
 from attention_to_bert.checks.checker import Checker, reference_softmax
 
 
-def masked_softmax(candidate: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> bool:
+def _unchanged(checker: Checker, passed: dict[str, Tensor], originals: dict[str, Tensor]) -> None:
+    """Record a problem for each input the student's function modified in place."""
+    for name, tensor in passed.items():
+        message = f"the {name} was modified in place: work on a copy (x = x / ..., not x /= ...)"
+        if message not in checker.problems:  # once, not once per case
+            checker.expect(torch.equal(tensor.detach(), originals[name]), message)
+
+
+def _max_over_masked(actual: Any, scores: Tensor, mask: Tensor, expected: Tensor) -> bool:
+    """True if ``actual`` is wrong only in rows whose largest score sits at a masked position."""
+    if not isinstance(actual, Tensor) or actual.shape != expected.shape:
+        return False
+    mask = mask.expand(scores.shape)
+    actual, expected = actual.detach().double(), expected.double()
+    close = torch.isclose(actual, expected, atol=1e-5, rtol=1e-4) & torch.isfinite(actual)
+    wrong_rows = ~close.all(dim=-1)
+    masked_max = mask.gather(-1, scores.argmax(dim=-1, keepdim=True)).squeeze(-1)
+    masked_max &= ~mask.all(dim=-1)  # a fully masked row has its own message
+    underflow = (actual[wrong_rows].nan_to_num(0.0) == 0).all()  # no weight left anywhere
+    return bool(wrong_rows.any()) and bool(masked_max[wrong_rows].all()) and bool(underflow)
+
+
+def masked_softmax(candidate: Callable[[Tensor, Tensor], Tensor]) -> bool:
     """Check ``candidate(scores, mask)``: a softmax over the last dimension, 0 where the bool ``mask``
     (broadcast to ``scores``) is True, all-zero rows (no NaN, even in the gradient) where all are."""
     checker = Checker("masked_softmax")
@@ -24,16 +48,33 @@ def masked_softmax(candidate: Callable[[torch.Tensor, torch.Tensor], torch.Tenso
         ("a padding mask of shape (2, 1, 5) broadcast over the queries", scores, padding),
         ("a single query (scores of shape (2, 1, 5))", scores[:, :1], padding),
         ("a fully masked row", scores, with_empty_row),
+        ("a masked position holds the largest score", scores.masked_fill(padding, 1e3), padding),
         ("large scores (up to about 1000)", 400 * scores, padding),
     ]
+    max_over_masked = False
     for case, case_scores, mask in cases:
-        actual = checker.call(candidate, case_scores.clone(), mask.clone(), case=case)
-        checker.compare(actual, reference_softmax(case_scores, mask), case, masked=mask)
+        passed = {"scores": case_scores.clone(), "mask": mask.clone()}
+        actual = checker.call(candidate, *passed.values(), case=case)
+        _unchanged(checker, passed, {"scores": case_scores, "mask": mask})
+        expected = reference_softmax(case_scores, mask)
+        if max_over_masked:  # the large scores fail for the same reason: said once
+            continue
+        probe = case.startswith("a masked position holds")
+        if probe and _max_over_masked(actual, case_scores, mask, expected):
+            max_over_masked = True
+            checker.expect(
+                False,
+                f"{case}: wrong in the rows whose largest score is masked: the maximum subtracted "
+                "before exp was taken over the masked positions too, so exp underflows to 0 at "
+                "every free position (fill the masked scores first, then take the maximum)",
+            )
+            continue
+        checker.compare(actual, expected, case, masked=mask)
 
     case = "the gradient through a fully masked row"
     leaf = scores.clone().requires_grad_()
     actual = checker.call(candidate, leaf, with_empty_row.clone(), case=case)
-    if isinstance(actual, torch.Tensor) and actual.shape == scores.shape:
+    if isinstance(actual, Tensor) and actual.shape == scores.shape:
         try:
             (gradient,) = torch.autograd.grad((actual * torch.arange(5.0)).sum(), leaf)
         except Exception as error:  # report, don't crash
@@ -47,7 +88,7 @@ def masked_softmax(candidate: Callable[[torch.Tensor, torch.Tensor], torch.Tenso
     return checker.report()
 
 
-def scaled_dot_score(candidate: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> bool:
+def scaled_dot_score(candidate: Callable[[Tensor, Tensor], Tensor]) -> bool:
     """Check ``candidate(query, key)``: ``q · k / sqrt(d)`` for every query and key, shape ``(..., n_q, n_k)``."""
     checker = Checker("scaled_dot_score")
     generator = torch.Generator().manual_seed(2)
@@ -67,6 +108,176 @@ def scaled_dot_score(candidate: Callable[[torch.Tensor, torch.Tensor], torch.Ten
             (dot / n_k**0.5, "divided by sqrt(number of keys); d is the feature size"),
             (dot.mT / d**0.5, "transposed; the shape must be (..., n_q, n_k), one row per query"),
         ]
-        actual = checker.call(candidate, query.clone(), key.clone(), case=case)
+        passed = {"query": query.clone(), "key": key.clone()}
+        actual = checker.call(candidate, *passed.values(), case=case)
+        _unchanged(checker, passed, {"query": query, "key": key})
         checker.compare(actual, dot / d**0.5, case, mistakes)
+    return checker.report()
+
+
+def _unit(x: Tensor, dim: int = -1) -> Tensor:
+    return x / x.norm(dim=dim, keepdim=True).clamp_min(1e-8)
+
+
+def _cosine_cases() -> list[tuple[str, dict[str, Tensor]]]:
+    """The cases of the cosine look-up: (description, inputs), built in float32."""
+    generator = torch.Generator().manual_seed(3)
+
+    def randn(*shape: int) -> Tensor:
+        return torch.randn(*shape, generator=generator)
+
+    padded_key = randn(2, 5, 4)
+    padded_key[0, 3:] = 0.0  # padding keys are often zero vectors
+    padded_key[1, 1:] = 0.0
+    padding = torch.tensor([[0, 0, 0, 1, 1], [0, 1, 1, 1, 1]], dtype=torch.bool)[:, None, :]
+    square_mask = torch.zeros(4, 4, dtype=torch.bool)
+    square_mask[2] = True  # query 2 may attend to nothing
+    square_mask[0, 1] = True
+    return [
+        (
+            "3 queries, 5 keys, no mask",
+            {
+                "query": 3 * randn(3, 4),
+                "key": 2 * randn(5, 4),
+                "value": randn(5, 2),
+                "strength": torch.tensor([1.0, 5.0, 20.0]),
+                "mask": torch.zeros(3, 5, dtype=torch.bool),
+            },
+        ),
+        (
+            "a batch whose padding keys are zero vectors, mask of shape (2, 1, 5)",
+            {
+                "query": randn(2, 3, 4),
+                "key": padded_key,
+                "value": randn(2, 5, 3),
+                "strength": torch.tensor([[2.0, 8.0, 0.5], [4.0, 1.0, 10.0]]),
+                "mask": padding,
+            },
+        ),
+        (
+            "4 queries and 4 keys, one query fully masked",
+            {
+                "query": randn(4, 4),
+                "key": randn(4, 4),
+                "value": randn(4, 4),
+                "strength": torch.tensor([3.0, 0.5, 6.0, 12.0]),
+                "mask": square_mask,
+            },
+        ),
+    ]
+
+
+def _cosine_mistakes(inputs: dict[str, Tensor]) -> tuple[Tensor, list[tuple[Tensor, str]]]:
+    """The right weights (float64) and the weights of typical wrong answers, each with its message."""
+    query, key = inputs["query"].double(), inputs["key"].double()
+    strength, mask = inputs["strength"].double(), inputs["mask"]
+    beta = strength[..., None]
+    cosine = _unit(query) @ _unit(key).mT
+
+    def weights(scores: Tensor) -> Tensor:
+        return reference_softmax(scores, mask)
+
+    mistakes = [
+        (
+            weights(cosine),
+            "the scores were not multiplied by the strength: score = strength * cosine",
+        ),
+        (
+            weights(cosine / beta),
+            "divided by the strength; multiply (the strength is 1 / temperature)",
+        ),
+        (
+            weights(beta * (query @ key.mT)),
+            "not normalised: the cosine divides q and k by their lengths",
+        ),
+        (
+            weights(beta * (query @ _unit(key).mT)),
+            "only the keys were normalised; normalise the query too",
+        ),
+        (
+            weights(beta * (_unit(query) @ key.mT)),
+            "only the query was normalised; normalise the keys too",
+        ),
+        (
+            weights(beta * (_unit(query, -2) @ _unit(key, -2).mT)),
+            "normalised along the positions; normalise each vector along its features (dim=-1)",
+        ),
+    ]
+    if strength.shape[-1] == key.shape[-2]:  # only then does strength broadcast along the keys
+        mistakes.append(
+            (
+                weights(strength[..., None, :] * cosine),
+                "the strength multiplies the keys' axis: give it a keys axis, strength[..., None]",
+            )
+        )
+    return weights(beta * cosine), mistakes
+
+
+def _cosine_gradient(
+    checker: Checker, candidate: Callable[..., Any], inputs: dict[str, Tensor]
+) -> None:
+    """Masked keys and values must get zero gradient, and no gradient may be NaN."""
+    case = "the gradient (zero-vector padding keys)"
+    leaves = {
+        name: tensor.clone().requires_grad_(name != "mask") for name, tensor in inputs.items()
+    }
+    result = checker.call(candidate, *leaves.values(), case=case, pair="(output, weights)")
+    if result is None or not isinstance(result[0], Tensor) or not result[0].requires_grad:
+        checker.expect(
+            result is None, f"{case}: the output does not depend on the inputs (detached?)"
+        )
+        return
+    differentiable = [name for name in leaves if name != "mask"]
+    probe = torch.linspace(-1.0, 1.0, result[0].numel()).reshape(result[0].shape)
+    try:
+        gradients = torch.autograd.grad(
+            (result[0] * probe).sum(), [leaves[name] for name in differentiable], allow_unused=True
+        )
+    except Exception as error:  # report, don't crash
+        checker.expect(False, f"{case}: no gradient flows back: {error}")
+        return
+    grads = dict(zip(differentiable, gradients, strict=True))
+    for name, gradient in grads.items():
+        if gradient is not None and gradient.isnan().any():
+            checker.expect(
+                False,
+                f"{case}: the gradient of the {name} contains NaN. A zero key divided by its length "
+                "0 is NaN; the mask hides it in the output, not in the gradient: clamp the length "
+                "(x.norm(dim=-1, keepdim=True).clamp_min(1e-8)) or use F.normalize",
+            )
+            return
+    shape = inputs["query"].shape[:-1] + inputs["key"].shape[-2:-1]  # (..., n_q, n_k)
+    masked_keys = inputs["mask"].expand(shape).all(dim=-2)  # keys no query may attend to
+    for name in ("key", "value"):
+        gradient = grads[name]
+        leak = 0.0 if gradient is None else gradient[masked_keys].abs().max().item()
+        checker.expect(
+            leak <= 1e-6,
+            f"{case}: masked {name}s get a gradient up to {leak:.3g}; they must not influence the "
+            "output at all (fill masked scores with a large negative number before the softmax)",
+        )
+
+
+def cosine_attention(candidate: Callable[..., Any]) -> bool:
+    """Check ``candidate(query, key, value, strength, mask) -> (output, weights)``: the Neural Turing
+    Machine's content look-up, weights = masked softmax over the keys of ``strength * cosine(q, k)``
+    (``strength`` of shape ``(..., n_q)``; ``mask`` True = may not attend), output = weights @ value."""
+    checker = Checker("cosine_attention")
+    cases = _cosine_cases()
+    for case, inputs in cases:
+        passed = {name: tensor.clone() for name, tensor in inputs.items()}
+        result = checker.call(candidate, *passed.values(), case=case, pair="(output, weights)")
+        _unchanged(checker, passed, inputs)
+        if result is None:
+            continue
+        output, weights = result
+        expected, mistakes = _cosine_mistakes(inputs)
+        mask = inputs["mask"].expand(expected.shape)
+        if not checker.compare(weights, expected, f"{case}, weights", mistakes, masked=mask):
+            continue
+        value = inputs["value"].double()
+        wrong_output = [(expected @ inputs["key"].double(), "summed the keys, not the values")]
+        checker.compare(output, expected @ value, f"{case}, output", wrong_output)
+    if not checker.problems:
+        _cosine_gradient(checker, candidate, cases[1][1])
     return checker.report()
