@@ -10,6 +10,10 @@ sources and metadata, never outputs, so nbval's comparison is unchanged:
   the website, in JupyterLab and in Colab alike (a MyST directive shows as raw text outside the site);
 - ``{doc}`target` `` and ``{doc}`text <target>` `` become Markdown links to the file, which the website
   and JupyterLab both follow;
+- citations ``{footcite:p}`key` `` / ``{footcite:t}`key` `` become text, "(Vaswani et al., 2017)" /
+  "Vaswani et al. (2017)", and the ``{footbibliography}`` block a list of the works cited, formatted
+  from ``book/references.bib`` (a role shows as raw text outside the website); the list remembers its
+  keys in an HTML comment, so citations added later join it;
 - the nbval marker comments (``# NBVAL_IGNORE_OUTPUT`` ...) become nbval's cell tags, so that readers
   do not see test plumbing;
 - code solutions (tag ``solution``) are stored with their input collapsed in JupyterLab, and worked
@@ -36,6 +40,9 @@ MARKER_TAGS = {
     "# NBVAL_CHECK_OUTPUT": "nbval-check-output",
 }
 DROPDOWN_OPEN = re.compile(r"^(?P<fence>`{3,}|:{3,})\{dropdown\}[ \t]*(?P<title>.*)$")
+CITATION = re.compile(r"\{footcite:(?P<kind>[pt])\}`(?P<keys>[^`]+)`")
+BIBLIOGRAPHY = re.compile(r"^(`{3,}|:{3,})\{footbibliography\}[^\n]*\n(?:.*\n)*?\1[ \t]*$", re.M)
+REFERENCE_LIST = re.compile(r"<!-- references: (?P<keys>[^>]*) -->\n(?:- .*\n?)*")
 DOC_ROLE = re.compile(r"\{doc\}`(?:(?P<text>[^`<]*?)\s*<(?P<target>[^`>]+)>|(?P<bare>[^`]+))`")
 
 
@@ -59,6 +66,73 @@ def dropdowns_to_details(source: str) -> str:
         title = match["title"].strip() or "Solution"
         result += ["<details>", f"<summary>{title}</summary>", "", *body, "", "</details>"]
     return "\n".join(result)
+
+
+def _bibliography():
+    from pybtex.database import parse_file  # installed with sphinxcontrib-bibtex
+
+    return parse_file(BOOK / "references.bib")
+
+
+def _authors(entry) -> str:
+    people = entry.persons.get("author") or entry.persons.get("editor") or []
+    last = ["".join(person.last_names).replace("{", "").replace("}", "") for person in people]
+    if len(last) > 2:
+        return f"{last[0]} et al."
+    return " and ".join(last) or entry.fields.get("title", "?")
+
+
+def citation_text(kind: str, keys: list[str], bibliography) -> str:
+    """ "(Vaswani et al., 2017)" for ``kind`` "p", "Vaswani et al. (2017)" for "t"."""
+    missing = [key for key in keys if key not in bibliography.entries]
+    if missing:
+        raise ValueError(f"citation: no entry {missing} in book/references.bib")
+    entries = [bibliography.entries[key] for key in keys]
+    if kind == "t":
+        return "; ".join(f"{_authors(e)} ({e.fields.get('year', 'n.d.')})" for e in entries)
+    return "(" + "; ".join(f"{_authors(e)}, {e.fields.get('year', 'n.d.')}" for e in entries) + ")"
+
+
+def reference_list(keys: list[str], bibliography) -> str:
+    """The works ``keys`` as a Markdown list, by first author, with the keys in a comment."""
+    from pybtex.plugin import find_plugin
+
+    style = find_plugin("pybtex.style.formatting", "plain")()
+    ordered = sorted(dict.fromkeys(keys), key=lambda k: (_authors(bibliography.entries[k]), k))
+    items = style.format_bibliography(bibliography, ordered)
+    lines = [f"- {' '.join(item.text.render_as('markdown').split())}" for item in items]
+    return f"<!-- references: {' '.join(ordered)} -->\n" + "\n".join(lines)
+
+
+def citations_to_text(notebook: nbformat.NotebookNode) -> None:
+    """Rewrite the citations of a notebook as text and its bibliography block as a list."""
+    cited = [
+        key.strip()
+        for cell in notebook.cells
+        if cell.cell_type == "markdown"
+        for match in CITATION.finditer(cell.source)
+        for key in match["keys"].split(",")
+    ]
+    if not cited:
+        return
+    bibliography = _bibliography()
+    for cell in notebook.cells:
+        if cell.cell_type != "markdown":
+            continue
+        listed = REFERENCE_LIST.search(cell.source)
+        if listed:
+            cited += listed["keys"].split()
+        cell.source = CITATION.sub(
+            lambda m: citation_text(
+                m["kind"], [k.strip() for k in m["keys"].split(",")], bibliography
+            ),
+            cell.source,
+        )
+    references = reference_list(cited, bibliography)
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            cell.source = BIBLIOGRAPHY.sub(references, cell.source)
+            cell.source = REFERENCE_LIST.sub(references, cell.source)
 
 
 def title_of(target: str, folder: Path) -> str:
@@ -120,6 +194,7 @@ def collapse_solutions(cell: nbformat.NotebookNode) -> None:
 
 def format_notebook(notebook: nbformat.NotebookNode, folder: Path = BOOK) -> None:
     """Apply every rewrite of this module to ``notebook`` in place."""
+    citations_to_text(notebook)
     for cell in notebook.cells:
         if cell.cell_type == "markdown":
             cell.source = doc_roles_to_links(dropdowns_to_details(cell.source), folder)

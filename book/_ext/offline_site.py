@@ -101,6 +101,21 @@ def write_each_script_once(
     scripts[:] = unique
 
 
+BERTVIZ_SELECT = re.compile(r'<select id="(?P<name>layer|filter|head)"(?![^>]*aria-label)')
+SELECT_LABELS = {"layer": "Layer", "filter": "Attention shown", "head": "Head"}
+
+
+def label_page(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+    """The home page's title without the book's name repeated, and a label for each of bertviz's
+    unlabelled ``<select>`` menus (screen readers name them; axe's rule ``select-name``)."""
+    if pagename == app.config.root_doc:
+        context["titlesuffix"] = ""
+    if "body" in context:
+        context["body"] = BERTVIZ_SELECT.sub(
+            lambda m: f'{m[0]} aria-label="{SELECT_LABELS[m["name"]]}"', context["body"]
+        )
+
+
 def link_printed_book(app: Sphinx, config: Any) -> None:
     """With ``BOOK_PDF`` set to a built PDF, link ``book.pdf`` from the footer of every page."""
     if os.environ.get("BOOK_PDF"):
@@ -138,6 +153,7 @@ def require_tex(app: Sphinx) -> None:
 def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("builder-inited", require_tex)
     app.connect("config-inited", link_printed_book)
+    app.connect("html-page-context", label_page)
     app.connect("build-finished", copy_printed_book)
     app.connect("builder-inited", add_static_dir)
     app.add_css_file("book.css")  # book/_static/book.css: code-cell font size, bertviz view width
