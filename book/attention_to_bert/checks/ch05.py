@@ -88,11 +88,10 @@ def _forward(q_in, k_in, v_in, params, heads, padding, attn, **wrong):
     mask = torch.zeros(batch, 1, m, k.shape[2], dtype=torch.bool)
     if padding is not None and not wrong.get("no_padding"):
         on_rows = wrong.get("padding_on_rows") and m == padding.shape[1]
-        mask = mask | (padding[:, None, :, None] if on_rows else padding[:, None, None, :])
+        part = padding[:, None, :, None] if on_rows else padding[:, None, None, :]
+        mask = mask | (~part if wrong.get("inverted") else part)
     if attn is not None and not wrong.get("no_attn"):
-        mask = mask | attn
-    if wrong.get("inverted"):
-        mask = ~mask
+        mask = mask | (~attn if wrong.get("inverted") else attn)
     weights = torch.softmax(scores.masked_fill(mask, float("-inf")), dim=wrong.get("dim", -1))
     heads_out = weights @ v
     if wrong.get("no_transpose_back"):
