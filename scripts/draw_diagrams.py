@@ -776,12 +776,15 @@ def ch5_multi_head() -> Canvas:
     _panel(c, 0.25, 0.25, 5.6, 6.1, "the layer")
     xs = {"Q": 1.3, "K": 2.95, "V": 4.6}
     roles = {"Q": "query", "K": "key", "V": "value"}
+    inputs = {"Q": r"$X_q$", "K": r"$X_{kv}$", "V": r"$X_{kv}$"}
+    rows = {"Q": "m", "K": "n", "V": "n"}
+    widths = {"Q": "d_k", "K": "d_k", "V": "d_v"}
     for name, x in xs.items():
-        c.box(x, 0.75, 0.6, 0.45, rf"${name}$", roles[name], size=15)
+        c.box(x, 0.75, 0.7, 0.45, inputs[name], roles[name], size=15)
         c.arrow(
             (x, 0.98),
             (x, 1.5),
-            label=r"$n \times d_{\mathrm{model}}$",
+            label=rf"${rows[name]} \times d_{{\mathrm{{model}}}}$",
             label_offset=(0.0, 0.0),
             label_size=11,
         )
@@ -790,7 +793,7 @@ def ch5_multi_head() -> Canvas:
             (x + 0.02, 2.4),
             (x - 0.12 + (2.95 - x) * 0.45, 3.0),
             color=edge(roles[name]),
-            label=r"$n \times d_k$",
+            label=rf"${rows[name]} \times {widths[name]}$",
             label_size=11,
             label_offset=(0.0, 0.0),
         )
@@ -801,15 +804,16 @@ def ch5_multi_head() -> Canvas:
         3.3,
         4.1,
         0.6,
-        r"$\mathrm{head}_i = \mathrm{softmax}(QW_i^Q (KW_i^K)^\top / \sqrt{d_k})\, VW_i^V$",
+        r"$\mathrm{head}_i = \mathrm{softmax}(X_q W_i^Q (X_{kv} W_i^K)^\top"
+        r" / \sqrt{d_k})\, X_{kv} W_i^V$",
         "weight",
-        size=12,
+        size=11,
     )
     c.text(5.5, 3.85, r"$\times h$", size=FONT, color=edge("weight"))
     c.arrow(
         (2.85, 3.6),
         (2.85, 4.3),
-        label=r"$h$ times $n \times d_v$",
+        label=r"$h$ times $m \times d_v$",
         label_size=11,
         label_offset=(0.75, 0.0),
     )
@@ -818,14 +822,14 @@ def ch5_multi_head() -> Canvas:
         4.55,
         4.1,
         0.5,
-        r"$\mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)$",
+        r"$\mathrm{Concat}(\mathrm{head}_0, \dots, \mathrm{head}_{h-1})$",
         "op",
         size=13,
     )
     c.arrow(
         (2.85, 4.8),
         (2.85, 5.15),
-        label=r"$n \times h d_v$",
+        label=r"$m \times h d_v$",
         label_size=11,
         label_offset=(0.55, 0.0),
     )
@@ -833,7 +837,7 @@ def ch5_multi_head() -> Canvas:
     c.arrow(
         (2.85, 5.65),
         (2.85, 6.2),
-        label=r"$n \times d_{\mathrm{model}}$",
+        label=r"$m \times d_{\mathrm{model}}$",
         label_size=11,
         label_offset=(0.7, 0.0),
     )
@@ -847,20 +851,20 @@ def ch5_multi_head() -> Canvas:
         c.text(
             x0 + (k + 0.5) * width / 4,
             top - 0.85,
-            rf"$XW_{k + 1}^Q$" if k < 3 else r"$XW_h^Q$",
+            rf"$XW_{k}^Q$" if k < 3 else r"$XW_{h-1}^Q$",
             size=13,
         )
         c.text(
             x0 + (k + 0.5) * width / 4,
             top + 0.12,
-            f"head {k + 1}" if k < 3 else "head $h$",
+            f"head {k}" if k < 3 else "head $h-1$",
             size=FONT - 2,
             color=MUTED,
         )
     c.text(x0 + width / 8, top - 1.92, r"$d_k$", size=FONT - 1, color=MUTED)
     c.text(x0 - 0.17, top - 0.85, r"$n$", size=FONT, color=MUTED)
     c.text(8.2, 2.95, r"$d_k = d_v = d_{\mathrm{model}} / h$", size=FONT + 1)
-    c.text(8.2, 2.3, r"$W^Q = [\,W_1^Q \mid W_2^Q \mid \cdots \mid W_h^Q\,]$", size=FONT)
+    c.text(8.2, 2.3, r"$W^Q = [\,W_0^Q \mid W_1^Q \mid \cdots \mid W_{h-1}^Q\,]$", size=FONT)
     c.text(8.2, 1.65, r"$W^Q, W^K, W^V, W^O$: $4\, d_{\mathrm{model}}^2$ numbers", size=FONT - 1)
     c.text(8.2, 1.25, r"whatever $h$ is", size=FONT - 1)
     c.text(8.2, 0.65, "drawn here with 4 heads", size=FONT - 2, color=MUTED)

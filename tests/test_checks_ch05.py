@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from attention_to_bert import checks
+from attention_to_bert.multihead import MultiHeadAttention
 from attention_to_bert.multihead import causal_mask as package_causal_mask
 from attention_to_bert.multihead import split_heads as package_split_heads
 
@@ -119,3 +120,135 @@ def test_causal_mask_checker_names_typical_mistakes(wrong, message, capsys):
     assert checks.causal_mask(wrong) is False
     output = capsys.readouterr().out
     assert "✘ causal_mask" in output and message in output
+
+
+def test_causal_mask_checker_names_a_masked_diagonal_at_size_1(capsys):
+    assert checks.causal_mask(diagonal_masked) is False
+    output = capsys.readouterr().out
+    assert "size=1" in output and "the only entry, the diagonal, must be False" in output
+    assert "values differ" not in output
+
+
+# --- multi_head_attention ---
+
+
+def right_multi_head(query, key, value, params, num_heads, key_padding_mask, attn_mask, **wrong):
+    batch, m, d_model = query.shape
+    d_k = d_model // num_heads
+
+    def project(x, name):
+        y = x @ params[f"W_{name}"] + params[f"b_{name}"]
+        if wrong.get("reshape"):
+            return y.reshape(batch, num_heads, x.shape[1], d_k)
+        return y.view(batch, x.shape[1], num_heads, d_k).transpose(1, 2)
+
+    q, k, v = project(query, "q"), project(key, "k"), project(value, "v")
+    scale = 1.0 if wrong.get("unscaled") else d_model**0.5 if wrong.get("by_d_model") else d_k**0.5
+    scores = q @ k.transpose(-2, -1) / scale
+    if key_padding_mask is not None and not wrong.get("no_padding"):
+        padding = key_padding_mask[:, None, :, None] if wrong.get("rows") else key_padding_mask
+        padding = padding if wrong.get("rows") else padding[:, None, None, :]
+        if wrong.get("inverted"):
+            padding = ~padding
+        scores = scores.masked_fill(padding, float("-inf"))
+    if attn_mask is not None:
+        attn = ~attn_mask if wrong.get("inverted") else attn_mask
+        scores = scores.masked_fill(attn, float("-inf"))
+    weights = torch.softmax(scores, dim=-2 if wrong.get("dim") else -1)
+    heads = weights @ v
+    merged = (heads if wrong.get("no_back") else heads.transpose(1, 2)).reshape(batch, m, d_model)
+    return merged @ params["W_o"] + params["b_o"], weights
+
+
+def package_multi_head(query, key, value, params, num_heads, key_padding_mask, attn_mask):
+    d_model = query.shape[-1]
+    layer = MultiHeadAttention(d_model, num_heads)
+    with torch.no_grad():
+        for name in "qkvo":
+            projection = getattr(layer, f"{name}_proj" if name != "o" else "out_proj")
+            projection.weight.copy_(params[f"W_{name}"].T)
+            projection.bias.copy_(params[f"b_{name}"])
+    return layer(query, key, value, key_padding_mask=key_padding_mask, attn_mask=attn_mask)
+
+
+def in_place(query, key, value, params, num_heads, key_padding_mask, attn_mask):
+    params["W_q"] /= 1.0 + 0.0 * params["W_q"].sum()  # harmless value, but writes into the input
+    query.mul_(1.0)
+    query[0, 0, 0] += 1.0
+    query[0, 0, 0] -= 1.0 - 1e-3
+    return right_multi_head(query, key, value, params, num_heads, key_padding_mask, attn_mask)
+
+
+@pytest.mark.parametrize("solution", [right_multi_head, package_multi_head])
+def test_multi_head_checker_accepts_right_answers(solution, capsys):
+    assert checks.multi_head_attention(solution) is True
+    assert "passes all 4 test cases" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        ({"unscaled": True}, "the scores are not scaled"),
+        ({"by_d_model": True}, "divided by sqrt(d_model)"),
+        ({"inverted": True}, "mask polarity inverted"),
+        ({"no_padding": True}, "the key_padding_mask is not applied"),
+        ({"rows": True}, "hides queries (rows)"),
+        ({"dim": True}, "the softmax is taken over the queries"),
+        ({"reshape": True}, "a direct reshape"),
+        ({"no_back": True}, "without moving the head axis back"),
+    ],
+)
+def test_multi_head_checker_names_typical_mistakes(wrong, message, capsys):
+    def candidate(*args):
+        return right_multi_head(*args, **wrong)
+
+    assert checks.multi_head_attention(candidate) is False
+    output = capsys.readouterr().out
+    assert "✘ multi_head_attention" in output and message in output
+
+
+def no_attn_mask(query, key, value, params, num_heads, key_padding_mask, attn_mask):
+    return right_multi_head(query, key, value, params, num_heads, key_padding_mask, None)
+
+
+def no_output_projection(query, key, value, params, num_heads, key_padding_mask, attn_mask):
+    output, weights = right_multi_head(
+        query, key, value, params, num_heads, key_padding_mask, attn_mask
+    )
+    return (output - params["b_o"]) @ torch.linalg.inv(params["W_o"]), weights
+
+
+def no_biases(query, key, value, params, num_heads, key_padding_mask, attn_mask):
+    zero = {name: torch.zeros_like(t) if name.startswith("b") else t for name, t in params.items()}
+    return right_multi_head(query, key, value, zero, num_heads, key_padding_mask, attn_mask)
+
+
+def transposed(query, key, value, params, num_heads, key_padding_mask, attn_mask):
+    flipped = {name: t.T if name.startswith("W") else t for name, t in params.items()}
+    return right_multi_head(query, key, value, flipped, num_heads, key_padding_mask, attn_mask)
+
+
+def stub(query, key, value, params, num_heads, key_padding_mask, attn_mask):
+    return None
+
+
+def output_only(query, key, value, params, num_heads, key_padding_mask, attn_mask):
+    return right_multi_head(query, key, value, params, num_heads, key_padding_mask, attn_mask)[0]
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (no_attn_mask, "the attn_mask is not applied"),
+        (no_output_projection, "the output projection (@ W_o + b_o) is missing"),
+        (no_biases, "the biases b_q, b_k, b_v, b_o are missing"),
+        (transposed, "the weights are used transposed"),
+        (in_place, "an input was modified in place"),
+        (stub, "returned None"),
+        (output_only, "expected a pair (output, weights)"),
+    ],
+)
+def test_multi_head_checker_names_other_mistakes(wrong, message, capsys):
+    assert checks.multi_head_attention(wrong) is False
+    output = capsys.readouterr().out
+    assert "✘ multi_head_attention" in output and message in output

@@ -1,10 +1,11 @@
-"""The checkers of chapter 5: splitting into heads and the causal mask."""
+"""The checkers of chapter 5: splitting into heads, the causal mask and a masked multi-head layer."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 import torch
+from torch import nn
 
 from attention_to_bert.checks.checker import Checker
 
@@ -51,5 +52,184 @@ def causal_mask(candidate: Callable[[int], torch.Tensor]) -> bool:
             message = "return a bool mask (True = may not attend), not an additive 0 / -inf one"
             checker.expect(False, f"{case}: dtype {actual.dtype}; {message}")
         else:
-            checker.compare(actual, expected, case, mistakes if size > 1 else [])
+            if size == 1:  # a single position: only the diagonal, which must be False
+                mistakes = [
+                    (
+                        ~expected,
+                        "with size=1 the only entry, the diagonal, must be False: position 0 may "
+                        "attend to itself (True would leave it nothing to attend to)",
+                    )
+                ]
+            checker.compare(actual, expected, case, mistakes)
+    return checker.report()
+
+
+Params = dict[str, torch.Tensor]
+
+
+def _forward(q_in, k_in, v_in, params, heads, padding, attn, **wrong):
+    """The layer in float64, or one typical mistake of it (the flags in ``wrong``)."""
+    p = {name: t.double() for name, t in params.items()}
+    if wrong.get("transposed"):
+        p = {name: t.T if name.startswith("W") else t for name, t in p.items()}
+    bias = not wrong.get("no_bias")
+    batch, m, d_model = q_in.shape
+    d_k = d_model // heads
+
+    def project(x, name):  # (batch, len, d_model) -> (batch, heads, len, d_k)
+        y = x.double() @ p[f"W_{name}"] + (p[f"b_{name}"] if bias else 0)
+        if wrong.get("reshape"):
+            return y.reshape(batch, heads, x.shape[1], d_k)
+        return y.view(batch, x.shape[1], heads, d_k).transpose(1, 2)
+
+    q, k, v = project(q_in, "q"), project(k_in, "k"), project(v_in, "v")
+    scale = {"none": 1.0, "d_model": d_model**0.5}.get(wrong.get("scale", ""), d_k**0.5)
+    scores = q @ k.transpose(-2, -1) / scale
+    mask = torch.zeros(batch, 1, m, k.shape[2], dtype=torch.bool)
+    if padding is not None and not wrong.get("no_padding"):
+        on_rows = wrong.get("padding_on_rows") and m == padding.shape[1]
+        part = padding[:, None, :, None] if on_rows else padding[:, None, None, :]
+        mask = mask | (~part if wrong.get("inverted") else part)
+    if attn is not None and not wrong.get("no_attn"):
+        mask = mask | (~attn if wrong.get("inverted") else attn)
+    weights = torch.softmax(scores.masked_fill(mask, float("-inf")), dim=wrong.get("dim", -1))
+    heads_out = weights @ v
+    if wrong.get("no_transpose_back"):
+        merged = heads_out.reshape(batch, m, d_model)
+    else:
+        merged = heads_out.transpose(1, 2).reshape(batch, m, d_model)
+    if wrong.get("no_out_proj"):
+        return merged, weights
+    return merged @ p["W_o"] + (p["b_o"] if bias else 0), weights
+
+
+_MISTAKES = [
+    ({"scale": "none"}, "the scores are not scaled: divide them by sqrt(d_k)"),
+    (
+        {"scale": "d_model"},
+        "the scores are divided by sqrt(d_model); divide by sqrt(d_k) = sqrt(d_model // num_heads)",
+    ),
+    ({"inverted": True}, "mask polarity inverted: True means 'may NOT attend' (fill it with -inf)"),
+    ({"no_padding": True}, "the key_padding_mask is not applied: padded keys get weight"),
+    ({"no_attn": True}, "the attn_mask is not applied"),
+    (
+        {"padding_on_rows": True},
+        "the key_padding_mask hides queries (rows); it must hide keys (columns): "
+        "key_padding_mask[:, None, None, :]",
+    ),
+    ({"dim": -2}, "the softmax is taken over the queries; take it over the keys (dim=-1)"),
+    (
+        {"reshape": True},
+        "heads split with a direct reshape to (batch, heads, len, d_k): split the last axis "
+        "(view(batch, len, heads, d_k)), then transpose(1, 2)",
+    ),
+    (
+        {"no_transpose_back": True},
+        "heads concatenated without moving the head axis back: transpose(1, 2) before reshape",
+    ),
+    ({"no_out_proj": True}, "the output projection (@ W_o + b_o) is missing"),
+    ({"no_bias": True}, "the biases b_q, b_k, b_v, b_o are missing"),
+    (
+        {"transposed": True},
+        "the weights are used transposed: params hold W as section 5.2 writes it, use x @ W",
+    ),
+]
+
+
+def _same(actual: object, wrong: torch.Tensor) -> bool:
+    """Whether ``actual`` equals ``wrong`` (NaN where ``wrong`` has NaN counts as equal)."""
+    return (
+        isinstance(actual, torch.Tensor)
+        and actual.shape == wrong.shape
+        and torch.allclose(actual.detach().double(), wrong, atol=1e-5, rtol=1e-4, equal_nan=True)
+    )
+
+
+def _mha_case(batch, m, n, d_model, heads, masks, generator):
+    """Inputs, weights and torch's (output, weights) for one case of ``multi_head_attention``."""
+    reference = nn.MultiheadAttention(d_model, heads, batch_first=True).eval()
+    with torch.no_grad():
+        for parameter in reference.parameters():
+            parameter.copy_(torch.randn(parameter.shape, generator=generator) / d_model**0.5)
+    W_q, W_k, W_v = reference.in_proj_weight.detach().chunk(3)
+    b_q, b_k, b_v = reference.in_proj_bias.detach().chunk(3)
+    params = {"W_q": W_q.T, "W_k": W_k.T, "W_v": W_v.T, "W_o": reference.out_proj.weight.T}
+    params.update(b_q=b_q, b_k=b_k, b_v=b_v, b_o=reference.out_proj.bias)
+    params = {name: t.detach().clone().contiguous() for name, t in params.items()}
+    query = torch.randn(batch, m, d_model, generator=generator)
+    key = (
+        query if m == n and "self" in masks else torch.randn(batch, n, d_model, generator=generator)
+    )
+    value = key if "self" in masks else torch.randn(batch, n, d_model, generator=generator)
+    padding = attn = None
+    if "padding" in masks:  # every sequence keeps key 0, so no query is left with nothing
+        lengths = torch.randint(1, n + 1, (batch,), generator=generator)
+        lengths[0] = max(1, n - 2)
+        padding = torch.arange(n) >= lengths[:, None]
+    if "causal" in masks:
+        attn = torch.ones(m, n, dtype=torch.bool).triu(diagonal=1)
+    with torch.no_grad():
+        output, weights = reference(
+            query, key, value, key_padding_mask=padding, attn_mask=attn, average_attn_weights=False
+        )
+    return (query, key, value, params, padding, attn), (output, weights)
+
+
+def multi_head_attention(candidate: Callable[..., tuple[torch.Tensor, torch.Tensor]]) -> bool:
+    """Check ``candidate(query, key, value, params, num_heads, key_padding_mask, attn_mask)``
+    -> ``(output, weights)`` against ``nn.MultiheadAttention``, naming typical mistakes."""
+    checker = Checker("multi_head_attention")
+    generator = torch.Generator().manual_seed(55)
+    cases = [
+        ((2, 5, 5, 16, 4), ("self",)),
+        ((3, 4, 6, 24, 3), ("padding",)),
+        ((2, 6, 6, 16, 2), ("self", "padding", "causal")),
+        ((1, 3, 3, 8, 1), ("self", "causal")),
+    ]
+    for (batch, m, n, d_model, heads), masks in cases:
+        case = f"batch {batch}, {m} queries, {n} keys, d_model {d_model}, {heads} head(s)"
+        case += f" ({', '.join(masks)})"
+        inputs, (expected, expected_weights) = _mha_case(
+            batch, m, n, d_model, heads, masks, generator
+        )
+        query, key, value, params, padding, attn = inputs
+        passed = [t.clone() for t in (query, key, value)]
+        if "self" in masks:  # self-attention: one tensor, as a layer receives it
+            passed = [passed[0]] * 3
+        passed_params = {name: t.clone() for name, t in params.items()}
+        passed_masks = [None if t is None else t.clone() for t in (padding, attn)]
+        result = checker.call(
+            candidate,
+            *passed,
+            passed_params,
+            heads,
+            *passed_masks,
+            case=case,
+            pair="(output, weights)",
+        )
+        unchanged = all(torch.equal(a, b) for a, b in zip(passed, (query, key, value), strict=True))
+        unchanged &= all(torch.equal(passed_params[k], params[k]) for k in params)
+        unchanged &= all(
+            a is None or torch.equal(a, b)
+            for a, b in zip(passed_masks, (padding, attn), strict=True)
+        )
+        checker.expect(unchanged, f"{case}: an input was modified in place: work on copies")
+        if result is None:
+            continue
+        output, weights = result
+        for flags, message in _MISTAKES:
+            wrong_output, wrong_weights = _forward(*inputs[:4], heads, padding, attn, **flags)
+            if _same(wrong_output, expected.double()):  # this mistake changes nothing here
+                continue
+            if _same(output, wrong_output):
+                checker.expect(False, f"{case}: {message}")
+                break
+        else:
+            mask = torch.zeros(batch, 1, m, n, dtype=torch.bool)
+            if padding is not None:
+                mask = mask | padding[:, None, None, :]
+            if attn is not None:
+                mask = mask | attn
+            checker.compare(weights, expected_weights, f"{case}, weights", masked=mask)
+            checker.compare(output, expected, f"{case}, output")
     return checker.report()
