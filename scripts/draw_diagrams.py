@@ -987,18 +987,19 @@ def ch5_causal_mask() -> Canvas:
 
 def ch6_transformer() -> Canvas:
     """The Transformer: N encoder layers, N decoder layers, in the chapter's symbols."""
-    c = Canvas(9.6, 10.6)
+    c = Canvas(9.6, 11.3)
     w = 2.9
     xe, xd = 2.7, 7.0
 
     def sub(x, y, text, role, h=0.55, size=FONT):
         return c.box(x, y, w, h, text, role, size=size)
 
-    def residual(x, y_from, y_to):
-        c.line(
-            [x, x - w / 2 - 0.3, x - w / 2 - 0.3], [y_from, y_from, y_to], color="#888888", lw=1.1
-        )
-        c.arrow((x - w / 2 - 0.3, y_to), (x - w / 2, y_to), color="#888888", lw=1.1)
+    def residual(x, y_from, y_to, side=-1):
+        # side -1: on the left of the layer (encoder); +1: on the right (decoder), which
+        # leaves the decoder's left side free for the memory's keys and values
+        outside = x + side * (w / 2 + 0.3)
+        c.line([x, outside, outside], [y_from, y_from, y_to], color="#888888", lw=1.1)
+        c.arrow((outside, y_to), (x + side * w / 2, y_to), color="#888888", lw=1.1)
 
     def qkv(x, y_from, y_to, roles=("query", "key", "value")):
         for dx, role in zip((-0.9, 0.0, 0.9), roles, strict=True):
@@ -1026,7 +1027,7 @@ def ch6_transformer() -> Canvas:
     # inputs
     for x, name, sym, tokens in [
         (xe, "source characters", r"$x$", "25 jun 2009"),
-        (xd, "target, shifted right", r"$t$", "<bos>2009-06-2"),
+        (xd, "target, shifted right", r"$t$", "<bos>2009-06-25"),
     ]:
         c.text(x, 0.35, f"{name}: \u201c{tokens}\u201d", size=FONT - 2, color=MUTED)
         c.arrow((x, 0.52), (x, 0.85))
@@ -1049,17 +1050,19 @@ def ch6_transformer() -> Canvas:
     c.arrow((xe, 6.0), (xe, 6.3))
     sub(xe, 6.5, "Add & Norm", "norm", h=0.4)
     residual(xe, 5.2, 6.5)
-    c.arrow((xe, 6.7), (xe, 7.55), label=r"$y$", label_size=15, label_offset=(0.2, -0.1), bbox=None)
-    # memory: the top encoder layer's output (after the final LayerNorm)
-    c.box(xe, 7.8, 2.0, 0.5, r"memory $m$", "result", size=FONT)
+    c.arrow((xe, 6.7), (xe, 7.3), label=r"$y$", label_size=15, label_offset=(0.2, -0.1), bbox=None)
+    # the final LayerNorm of the encoder stack, then the memory
+    sub(xe, 7.5, "LayerNorm (after the $N$ layers)", "norm", h=0.4, size=FONT - 1)
+    c.arrow((xe, 7.7), (xe, 8.05))
+    c.box(xe, 8.3, 2.0, 0.5, r"memory $m$", "result", size=FONT)
     c.text(
         xe,
-        8.35,
-        "output of the top encoder layer\n(used by every decoder layer)",
+        8.85,
+        "output of the encoder stack\n(used by every decoder layer)",
         size=FONT - 2,
         color=MUTED,
     )
-    # the decoder layer
+    # the decoder layer; its residual connections run on the right
     qkv(xd, y0, 3.6)
     sub(
         xd,
@@ -1071,37 +1074,38 @@ def ch6_transformer() -> Canvas:
     )
     c.arrow((xd, 4.125), (xd, 4.45))
     sub(xd, 4.65, "Add & Norm", "norm", h=0.4)
-    residual(xd, 3.35, 4.65)
+    residual(xd, 3.35, 4.65, side=1)
     c.arrow(
         (xd, 4.85),
         (xd, 5.95),
         color=edge("query"),
         label=r"$a$ (query)",
         label_size=13,
-        label_offset=(0.0, -0.1),
+        label_offset=(0.45, -0.1),
         bbox={"facecolor": "#f5f5f5", "edgecolor": "none", "pad": 0.5},
     )
     sub(xd, 6.22, r"multi-head cross-attention $(a, m, m)$", "attention", size=FONT - 1)
-    # keys and values from the memory
-    c.line([xe + 1.0, 5.0, 5.0], [7.8, 7.8, 5.55], color="#555555", lw=1.3)
-    c.line([5.0, xd + 1.2], [5.55, 5.55], color="#555555", lw=1.3)
-    c.arrow((xd + 0.5, 5.55), (xd + 0.5, 5.95), color=edge("key"))
-    c.arrow((xd + 1.2, 5.55), (xd + 1.2, 5.95), color=edge("value"))
-    c.text(4.4, 7.4, "keys and\nvalues", size=FONT - 2, color=INK)
+    # keys and values from the memory, entering on the left: the line never meets the query
+    c.line([xe + 1.0, 5.0, 5.0], [8.3, 8.3, 5.55], color="#555555", lw=1.3)
+    c.line([5.0, xd - 0.6], [5.55, 5.55], color="#555555", lw=1.3)
+    c.arrow((xd - 1.2, 5.55), (xd - 1.2, 5.95), color=edge("key"))
+    c.arrow((xd - 0.6, 5.55), (xd - 0.6, 5.95), color=edge("value"))
+    c.text(5.8, 5.3, "keys and values", size=FONT - 2, color=INK)
     c.arrow((xd, 6.5), (xd, 6.85))
     sub(xd, 7.05, "Add & Norm", "norm", h=0.4)
-    residual(xd, 5.15, 7.05)
-    c.arrow((xd, 7.25), (xd, 7.6), label=r"$b$", label_size=15, label_offset=(0.2, 0), bbox=None)
+    residual(xd, 5.15, 7.05, side=1)
+    c.arrow((xd, 7.25), (xd, 7.6), label=r"$b$", label_size=15, label_offset=(-0.2, 0), bbox=None)
     sub(xd, 7.87, r"feed-forward", "ffn", size=FONT - 1)
     c.arrow((xd, 8.15), (xd, 8.45))
     sub(xd, 8.65, "Add & Norm", "norm", h=0.4)
-    residual(xd, 7.43, 8.65)
-    c.arrow(
-        (xd, 8.85), (xd, 9.2), label=r"$y$", label_size=15, label_offset=(0.2, -0.05), bbox=None
-    )
-    sub(xd, 9.42, "linear, then softmax", "op", h=0.45, size=FONT - 1)
-    c.arrow((xd, 9.65), (xd, 9.95))
-    c.text(xd, 10.18, "probabilities of the next character", size=FONT - 1)
+    residual(xd, 7.43, 8.65, side=1)
+    c.arrow((xd, 8.85), (xd, 9.3), label=r"$y$", label_size=15, label_offset=(0.2, 0.05), bbox=None)
+    # the final LayerNorm of the decoder stack, then the generator
+    sub(xd, 9.5, "LayerNorm (after the $N$ layers)", "norm", h=0.4, size=FONT - 1)
+    c.arrow((xd, 9.7), (xd, 9.95))
+    sub(xd, 10.17, "linear, then softmax", "op", h=0.45, size=FONT - 1)
+    c.arrow((xd, 10.4), (xd, 10.7))
+    c.text(xd, 10.92, "probabilities of the next character", size=FONT - 1)
     return c
 
 

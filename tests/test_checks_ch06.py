@@ -1,149 +1,220 @@
 """The chapter 6 checkers accept right answers and name each typical wrong one."""
 
+import math
+
 import torch
-import torch.nn.functional as F
 
 from attention_to_bert import checks
-from attention_to_bert.translator import noam_schedule as package_noam_schedule
+from attention_to_bert.multihead import MultiHeadAttention
 
-# --- noam_schedule ---
-
-
-def right_noam(step, d_model, warmup_steps):
-    return d_model**-0.5 * min(step**-0.5, step * warmup_steps**-1.5)
+# --- cross_attention ---
 
 
-def package_noam(step, d_model, warmup_steps):
-    return package_noam_schedule(d_model, warmup_steps)(step)
+def right_cross(a, memory, memory_key_padding_mask, w_q, w_k, w_v):
+    q, k, v = a @ w_q, memory @ w_k, memory @ w_v
+    scores = q @ k.transpose(1, 2) / math.sqrt(k.shape[-1])
+    scores = scores.masked_fill(memory_key_padding_mask[:, None, :], float("-inf"))
+    weights = scores.softmax(dim=-1)
+    return weights @ v, weights
 
 
-def tensor_noam(step, d_model, warmup_steps):
-    return torch.tensor(right_noam(step, d_model, warmup_steps))
+def sdpa_cross(a, memory, memory_key_padding_mask, w_q, w_k, w_v):
+    # F.scaled_dot_product_attention takes True = MAY attend: the opposite convention
+    q, k, v = a @ w_q, memory @ w_k, memory @ w_v
+    allowed = ~memory_key_padding_mask[:, None, :]
+    output = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
+    scores = (q @ k.transpose(1, 2) / math.sqrt(k.shape[-1])).masked_fill(~allowed, -1e9)
+    return output, scores.softmax(-1)
 
 
-def no_d_model_factor(step, d_model, warmup_steps):
-    return min(step**-0.5, step * warmup_steps**-1.5)
+def in_place_masking(a, memory, memory_key_padding_mask, w_q, w_k, w_v):
+    memory.masked_fill_(memory_key_padding_mask[..., None], 0.0)  # edits the caller's memory
+    return right_cross(a, memory, memory_key_padding_mask, w_q, w_k, w_v)
 
 
-def max_instead_of_min(step, d_model, warmup_steps):
-    return d_model**-0.5 * max(step**-0.5, step * warmup_steps**-1.5)
+def unscaled(a, memory, memory_key_padding_mask, w_q, w_k, w_v):
+    scores = (a @ w_q) @ (memory @ w_k).transpose(1, 2)
+    weights = scores.masked_fill(memory_key_padding_mask[:, None, :], float("-inf")).softmax(-1)
+    return weights @ (memory @ w_v), weights
 
 
-def wrong_warmup_power(step, d_model, warmup_steps):
-    return d_model**-0.5 * min(step**-0.5, step * warmup_steps**-0.5)
+def scaled_by_d_model(a, memory, memory_key_padding_mask, w_q, w_k, w_v):
+    scores = (a @ w_q) @ (memory @ w_k).transpose(1, 2) / math.sqrt(a.shape[-1])
+    weights = scores.masked_fill(memory_key_padding_mask[:, None, :], float("-inf")).softmax(-1)
+    return weights @ (memory @ w_v), weights
 
 
-def doubled(step, d_model, warmup_steps):
-    return 2 * right_noam(step, d_model, warmup_steps)
+def no_mask(a, memory, memory_key_padding_mask, w_q, w_k, w_v):
+    q, k, v = a @ w_q, memory @ w_k, memory @ w_v
+    weights = (q @ k.transpose(1, 2) / math.sqrt(k.shape[-1])).softmax(-1)
+    return weights @ v, weights
 
 
-def returns_a_list(step, d_model, warmup_steps):
-    return [right_noam(step, d_model, warmup_steps)]
+def inverted_mask(a, memory, memory_key_padding_mask, w_q, w_k, w_v):
+    return right_cross(a, memory, ~memory_key_padding_mask, w_q, w_k, w_v)
 
 
-def crashes_at_step_one(step, d_model, warmup_steps):
-    return d_model**-0.5 * min(step**-0.5, step * warmup_steps**-1.5) / (step - 1)
+def queries_from_memory(a, memory, memory_key_padding_mask, w_q, w_k, w_v):
+    q, k = memory @ w_q, a @ w_k
+    weights = (q @ k.transpose(1, 2) / math.sqrt(k.shape[-1])).softmax(-1)
+    return weights @ (a @ w_v), weights
 
 
-def test_noam_schedule_accepts_right_answers(capsys):
-    for candidate in (right_noam, package_noam, tensor_noam):
-        assert checks.noam_schedule(candidate)
-    assert "passes all" in capsys.readouterr().out
+def mixes_memory(a, memory, memory_key_padding_mask, w_q, w_k, w_v):
+    _, weights = right_cross(a, memory, memory_key_padding_mask, w_q, w_k, w_v)
+    return weights @ memory, weights
 
 
-def test_noam_schedule_names_the_mistake(capsys):
+def mixes_keys(a, memory, memory_key_padding_mask, w_q, w_k, w_v):
+    _, weights = right_cross(a, memory, memory_key_padding_mask, w_q, w_k, w_v)
+    return weights @ (memory @ w_k), weights
+
+
+def softmax_over_queries(a, memory, memory_key_padding_mask, w_q, w_k, w_v):
+    q, k, v = a @ w_q, memory @ w_k, memory @ w_v
+    scores = q @ k.transpose(1, 2) / math.sqrt(k.shape[-1])
+    weights = scores.masked_fill(memory_key_padding_mask[:, None, :], -1e9).softmax(dim=1)
+    return weights @ v, weights
+
+
+def only_weights(a, memory, memory_key_padding_mask, w_q, w_k, w_v):
+    return right_cross(a, memory, memory_key_padding_mask, w_q, w_k, w_v)[1]
+
+
+def stub(a, memory, memory_key_padding_mask, w_q, w_k, w_v):
+    return None, None
+
+
+def test_cross_attention_accepts_right_answers(capsys):
+    for candidate in (right_cross, sdpa_cross):
+        assert checks.cross_attention(candidate), candidate.__name__
+    assert "passes all 3 test cases" in capsys.readouterr().out
+
+
+def test_cross_attention_agrees_with_the_package():
+    # the checker's reference is one head of our MultiHeadAttention without biases
+    torch.manual_seed(0)
+    attention = MultiHeadAttention(8, 1, bias=False)
+    a, memory = torch.randn(2, 3, 8), torch.randn(2, 5, 8)
+    padded = torch.tensor([[False] * 5, [False] * 3 + [True] * 2])
+    with torch.no_grad():
+        output, weights = attention(a, memory, memory, key_padding_mask=padded)
+        mine, my_weights = right_cross(
+            a,
+            memory,
+            padded,
+            *(p.weight.T for p in (attention.q_proj, attention.k_proj, attention.v_proj)),
+        )
+        mine = attention.out_proj(mine)
+    assert torch.allclose(weights[:, 0], my_weights, atol=1e-6)
+    assert torch.allclose(output, mine, atol=1e-5)
+
+
+def test_cross_attention_names_the_mistake(capsys):
     expectations = [
-        (no_d_model_factor, "d_model^-0.5 is missing"),
-        (max_instead_of_min, "largest at step"),
-        (wrong_warmup_power, "largest at step"),
-        (doubled, "2 times the expected one"),
-        (returns_a_list, "expected a number, got list"),
-        (crashes_at_step_one, "raised ZeroDivisionError"),
+        (in_place_masking, "memory was modified in place"),
+        (unscaled, "not divided by sqrt(d_k)"),
+        (scaled_by_d_model, "divided by sqrt(d_model)"),
+        (no_mask, "masked (padded) positions get weight"),
+        (inverted_mask, "mask polarity inverted"),
+        (queries_from_memory, "the queries must come from the decoder"),
+        (mixes_memory, "mixes the memory itself"),
+        (mixes_keys, "mixes the keys"),
+        (softmax_over_queries, "the softmax runs over the queries"),
+        (only_weights, "expected a pair (output, weights)"),
+        (stub, "returned None"),
     ]
     for candidate, message in expectations:
-        assert not checks.noam_schedule(candidate), candidate.__name__
+        assert not checks.cross_attention(candidate), candidate.__name__
         assert message in capsys.readouterr().out, candidate.__name__
 
 
-def test_noam_schedule_catches_a_small_error_at_one_step(capsys):
-    def off_after_warmup(step, d_model, warmup_steps):
-        value = right_noam(step, d_model, warmup_steps)
-        return value * 0.9 if step > 4 * warmup_steps else value
-
-    assert not checks.noam_schedule(off_after_warmup)
-    assert "at step 100000 expected" in capsys.readouterr().out
+# --- beam_step ---
 
 
-# --- label_smoothed_cross_entropy ---
+def right_beam(scores, log_probs, beam_size):
+    vocab = log_probs.shape[-1]
+    values, index = (scores[:, None] + log_probs).flatten().topk(beam_size)
+    return values, index // vocab, index % vocab
 
 
-def right_smoothing(logits, targets, smoothing, pad_id):
-    log_probs = logits.log_softmax(dim=-1)
-    vocab = logits.shape[-1]
-    q = (1 - smoothing) * F.one_hot(targets, vocab).float() + smoothing / vocab
-    keep = targets != pad_id
-    return -(q * log_probs).sum(-1)[keep].mean()
+def sorting_beam(scores, log_probs, beam_size):
+    totals = (scores[:, None] + log_probs).flatten()
+    order = totals.argsort(descending=True)[:beam_size]
+    return totals[order], order // log_probs.shape[1], order % log_probs.shape[1]
 
 
-def torch_smoothing(logits, targets, smoothing, pad_id):
-    return F.cross_entropy(logits, targets, ignore_index=pad_id, label_smoothing=smoothing)
+def in_place_beam(scores, log_probs, beam_size):
+    log_probs += scores[:, None]
+    vocab = log_probs.shape[-1]
+    values, index = log_probs.flatten().topk(beam_size)
+    return values, index // vocab, index % vocab
 
 
-def counts_padding(logits, targets, smoothing, pad_id):
-    vocab = logits.shape[-1]
-    q = (1 - smoothing) * F.one_hot(targets, vocab).float() + smoothing / vocab
-    return -(q * logits.log_softmax(-1)).sum(-1).mean()
+def no_prefix(scores, log_probs, beam_size):
+    return right_beam(torch.zeros_like(scores), log_probs, beam_size)
 
 
-def sums(logits, targets, smoothing, pad_id):
-    vocab = logits.shape[-1]
-    q = (1 - smoothing) * F.one_hot(targets, vocab).float() + smoothing / vocab
-    return -(q * logits.log_softmax(-1)).sum(-1)[targets != pad_id].sum()
+def multiplied(scores, log_probs, beam_size):
+    vocab = log_probs.shape[-1]
+    values, index = (scores[:, None] * log_probs).flatten().topk(beam_size)
+    return values, index // vocab, index % vocab
 
 
-def no_smoothing(logits, targets, smoothing, pad_id):
-    return F.cross_entropy(logits, targets, ignore_index=pad_id)
+def smallest(scores, log_probs, beam_size):
+    vocab = log_probs.shape[-1]
+    values, index = (scores[:, None] + log_probs).flatten().topk(beam_size, largest=False)
+    return values, index // vocab, index % vocab
 
 
-def other_classes_only(logits, targets, smoothing, pad_id):
-    vocab = logits.shape[-1]
-    one_hot = F.one_hot(targets, vocab).float()
-    q = (1 - smoothing) * one_hot + smoothing / (vocab - 1) * (1 - one_hot)
-    return -(q * logits.log_softmax(-1)).sum(-1)[targets != pad_id].mean()
+def swapped_ids(scores, log_probs, beam_size):
+    values, beams, tokens = right_beam(scores, log_probs, beam_size)
+    vocab = log_probs.shape[-1]
+    index = beams * vocab + tokens
+    return values, index % vocab, index // vocab
 
 
-def uses_logits(logits, targets, smoothing, pad_id):
-    vocab = logits.shape[-1]
-    q = (1 - smoothing) * F.one_hot(targets, vocab).float() + smoothing / vocab
-    return -(q * logits).sum(-1)[targets != pad_id].mean()
+def per_beam(scores, log_probs, beam_size):
+    values, tokens = (scores[:, None] + log_probs).topk(beam_size, dim=-1)
+    beams = torch.arange(len(scores))[:, None].expand_as(tokens)
+    return values, beams, tokens
 
 
-def per_position(logits, targets, smoothing, pad_id):
-    vocab = logits.shape[-1]
-    q = (1 - smoothing) * F.one_hot(targets, vocab).float() + smoothing / vocab
-    return -(q * logits.log_softmax(-1)).sum(-1)
+def unsorted(scores, log_probs, beam_size):
+    values, beams, tokens = right_beam(scores, log_probs, beam_size)
+    return values.flip(0), beams.flip(0), tokens.flip(0)
 
 
-def nan_from_log_of_softmax(logits, targets, smoothing, pad_id):
-    return right_smoothing(logits, targets, smoothing, pad_id) * float("nan")
+def a_pair(scores, log_probs, beam_size):
+    return right_beam(scores, log_probs, beam_size)[:2]
 
 
-def test_label_smoothing_accepts_right_answers(capsys):
-    assert checks.label_smoothed_cross_entropy(right_smoothing)
-    assert checks.label_smoothed_cross_entropy(torch_smoothing)
+def test_beam_step_accepts_right_answers(capsys):
+    for candidate in (right_beam, sorting_beam):
+        assert checks.beam_step(candidate), candidate.__name__
     assert "passes all 4 test cases" in capsys.readouterr().out
 
 
-def test_label_smoothing_names_the_mistake(capsys):
+def test_beam_step_names_the_mistake(capsys):
     expectations = [
-        (counts_padding, "padded positions are counted"),
-        (sums, "summed over the positions"),
-        (no_smoothing, "no smoothing"),
-        (other_classes_only, "V - 1 other classes"),
-        (uses_logits, "used the logits, not log_softmax(logits)"),
-        (per_position, "expected one number"),
-        (nan_from_log_of_softmax, "NaN"),
+        (in_place_beam, "log_probs was modified in place"),
+        (no_prefix, "the prefix's score is not added"),
+        (multiplied, "log-probabilities add"),
+        (smallest, "worst candidates"),
+        (swapped_ids, "beam and token swapped"),
+        (per_beam, "ranked on their own"),
+        (unsorted, "not best first"),
+        (a_pair, "expected a triple"),
     ]
     for candidate, message in expectations:
-        assert not checks.label_smoothed_cross_entropy(candidate), candidate.__name__
+        assert not checks.beam_step(candidate), candidate.__name__
         assert message in capsys.readouterr().out, candidate.__name__
+
+
+def test_beam_step_reports_a_wrong_answer_with_the_expected_one(capsys):
+    def off_by_one_token(scores, log_probs, beam_size):
+        values, beams, tokens = right_beam(scores, log_probs, beam_size)
+        return values, beams, tokens + 1
+
+    assert not checks.beam_step(off_by_one_token)
+    assert "expected scores" in capsys.readouterr().out

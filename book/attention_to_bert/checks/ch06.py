@@ -1,79 +1,194 @@
-"""The checkers of chapter 6: the warm-up schedule and label smoothing."""
+"""The checkers of chapter 6: one cross-attention step and one beam-search step."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from typing import Any
 
 import torch
-import torch.nn.functional as F
 
 from attention_to_bert.checks.checker import Checker
 
 
-def noam_schedule(candidate: Callable[[int, int, int], float]) -> bool:
-    """Check ``candidate(step, d_model, warmup_steps) = d_model^-0.5 · min(step^-0.5, step · warmup_steps^-1.5)``."""
-    checker = Checker("noam_schedule")
-    for d_model, warmup in ((512, 4000), (64, 100)):
-        steps = [1, warmup // 2, warmup - 1, warmup, warmup + 1, 4 * warmup, 25 * warmup]
-        case = f"d_model={d_model}, warmup_steps={warmup}"
-        values = []
-        for step in steps:
-            value = checker.call(candidate, step, d_model, warmup, case=f"{case}, step={step}")
-            if isinstance(value, torch.Tensor) and value.numel() == 1:
-                value = value.item()
-            if not isinstance(value, int | float) or isinstance(value, bool):
-                got = type(value).__name__
-                checker.expect(value is None, f"{case}, step={step}: expected a number, got {got}")
-                break
-            values.append(float(value))
-        expected = [d_model**-0.5 * min(step**-0.5, step * warmup**-1.5) for step in steps]
-        ratios = [value / want for value, want in zip(values, expected, strict=False)]
-        if len(values) < len(steps) or all(abs(ratio - 1) <= 1e-6 for ratio in ratios):
+def _modified(
+    checker: Checker, case: str, originals: dict[str, torch.Tensor], passed: dict
+) -> None:
+    """Report each input the student's function changed in place."""
+    for name, original in originals.items():
+        checker.expect(
+            torch.equal(passed[name], original),
+            f"{case}: {name} was modified in place: work on new tensors (or a clone)",
+        )
+
+
+def _matches(actual: Any, wrong: torch.Tensor) -> bool:
+    return (
+        isinstance(actual, torch.Tensor)
+        and actual.shape == wrong.shape
+        and torch.allclose(actual.detach().double(), wrong.double(), atol=1e-5)
+    )
+
+
+def cross_attention(candidate: Callable[..., Any]) -> bool:
+    """Check ``candidate(a, memory, memory_key_padding_mask, w_q, w_k, w_v)``: one head of the
+    decoder's cross-attention, returning ``(output, weights)`` of shapes (batch, tgt, d_v) and
+    (batch, tgt, src); True in the mask marks a padded source position."""
+    checker = Checker("cross_attention")
+    generator = torch.Generator().manual_seed(6)
+    # (batch, target length, source length, d_model, d_k, d_v, real source lengths)
+    for batch, tgt, src, d_model, d_k, d_v, lengths in [
+        (2, 3, 5, 8, 4, 6, (5, 3)),
+        (1, 4, 2, 6, 6, 3, (1,)),
+        (3, 6, 4, 8, 2, 5, (4, 1, 2)),
+    ]:
+        case = f"a {(batch, tgt, d_model)}, memory {(batch, src, d_model)}, d_k={d_k}, d_v={d_v}"
+        inputs = {
+            "a": torch.randn(batch, tgt, d_model, generator=generator),
+            "memory": torch.randn(batch, src, d_model, generator=generator),
+            "memory_key_padding_mask": torch.arange(src)[None, :] >= torch.tensor(lengths)[:, None],
+            "w_q": torch.randn(d_model, d_k, generator=generator),
+            "w_k": torch.randn(d_model, d_k, generator=generator),
+            "w_v": torch.randn(d_model, d_v, generator=generator),
+        }
+        a, memory, padded = inputs["a"], inputs["memory"], inputs["memory_key_padding_mask"]
+        q, k, v = a @ inputs["w_q"], memory @ inputs["w_k"], memory @ inputs["w_v"]
+        blocked = padded[:, None, :]  # (batch, 1, src): the same keys are blocked for every query
+
+        def weights_of(scores: torch.Tensor, mask: torch.Tensor = blocked) -> torch.Tensor:
+            return scores.masked_fill(mask, float("-inf")).softmax(dim=-1)
+
+        scores = q @ k.transpose(1, 2)
+        weights = weights_of(scores / math.sqrt(d_k))
+        weight_mistakes = [
+            (weights_of(scores), "the scores are not divided by sqrt(d_k)"),
+            (
+                (scores / math.sqrt(d_k)).masked_fill(blocked, -1e9).softmax(dim=1),
+                "the softmax runs over the queries (dim 1): take it over the keys (dim -1)",
+            ),
+            (
+                weights_of(scores / math.sqrt(d_model)),
+                "the scores are divided by sqrt(d_model); divide by sqrt(d_k), the keys' width",
+            ),
+        ]
+        passed = {name: value.clone() for name, value in inputs.items()}
+        result = checker.call(candidate, *passed.values(), case=case, pair="(output, weights)")
+        _modified(checker, case, inputs, passed)
+        if result is None:
             continue
-        peak = steps[values.index(max(values))]
-        if max(ratios) - min(ratios) < 1e-6 * ratios[0]:
-            message = f"every value is {ratios[0]:.4g} times the expected one"
-            if abs(ratios[0] / d_model**0.5 - 1) < 1e-6:
-                message = "the factor d_model^-0.5 is missing"
-        elif peak != warmup:
-            message = (
-                f"the rate is largest at step {peak} of {steps}; it must rise linearly until "
-                "warmup_steps, peak there, then decay as step^-0.5 (min of the two terms, not max)"
+        output, actual_weights = result
+        swapped = (batch, src, tgt)
+        if isinstance(actual_weights, torch.Tensor) and tuple(actual_weights.shape) == swapped:
+            checker.expect(
+                False,
+                f"{case}: weights of shape (batch, src, tgt) = {swapped}: the queries must come "
+                "from the decoder (a), the keys and values from the memory",
             )
-        else:
-            i = next(i for i, ratio in enumerate(ratios) if abs(ratio - 1) > 1e-6)
-            message = f"at step {steps[i]} expected {expected[i]:.6g}, got {values[i]:.6g}"
-        checker.expect(False, f"{case}: {message}")
+            continue
+        # a named mistake first: the masked-weights diagnosis would hide it
+        named = [
+            (wrong, text) for wrong, text in weight_mistakes if _matches(actual_weights, wrong)
+        ]
+        if checker.compare(
+            actual_weights, weights, f"{case}, weights", named, masked=None if named else blocked
+        ):
+            output_mistakes = [
+                (
+                    weights @ memory,
+                    "the output mixes the memory itself: mix the values memory @ w_v",
+                ),
+                (weights @ k, "the output mixes the keys: mix the values memory @ w_v"),
+            ]
+            checker.compare(output, weights @ v, f"{case}, output", output_mistakes)
     return checker.report()
 
 
-def label_smoothed_cross_entropy(candidate: Callable[..., torch.Tensor]) -> bool:
-    """Check ``candidate(logits, targets, smoothing, pad_id)``: the mean over non-pad positions of
-    -Σ_k q_k log softmax(logits)_k, q = (1 - ε)·one_hot + ε / V, as ``F.cross_entropy`` computes it."""
-    checker = Checker("label_smoothed_cross_entropy")
-    generator = torch.Generator().manual_seed(6)
-    cases = [(8, 6, 0.1, 0, 2), (5, 4, 0.3, 0, 0), (7, 5, 0.0, 0, 2), (6, 9, 0.2, 3, 1)]
-    for rows, vocab, smoothing, pad_id, pads in cases:
-        logits = torch.randn(rows, vocab, generator=generator) * 2
-        targets = torch.randint(0, vocab, (rows,), generator=generator)
-        targets[targets == pad_id] = (pad_id + 1) % vocab
-        targets[rows - pads :] = pad_id
-        case = f"{rows} positions ({pads} padded), vocabulary {vocab}, smoothing={smoothing}, pad_id={pad_id}"
-        log_p, keep, one_hot = logits.log_softmax(-1), targets != pad_id, F.one_hot(targets, vocab)
-        q = (1 - smoothing) * one_hot + smoothing / vocab
-        q_others = (1 - smoothing) * one_hot + smoothing / (vocab - 1) * (1 - one_hot)
-        losses = -(q * log_p).sum(-1)
-        over_others = -(q_others * log_p).sum(-1)[keep].mean()
+def _triple(result: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor] | str:
+    """The student's (scores, beam ids, token ids), or a message saying why they are not."""
+    if not (isinstance(result, tuple | list) and len(result) == 3):
+        return f"expected a triple (scores, beam_ids, token_ids), got {type(result).__name__}"
+    if not all(isinstance(part, torch.Tensor) for part in result):
+        names = ", ".join(type(part).__name__ for part in result)
+        return f"expected three torch.Tensors, got ({names})"
+    return result[0], result[1], result[2]
+
+
+def _same(actual: tuple, expected: tuple) -> bool:
+    scores, beams, tokens = actual
+    want_scores, want_beams, want_tokens = expected
+    return (
+        scores.shape == want_scores.shape
+        and torch.allclose(scores.double(), want_scores.double(), atol=1e-5)
+        and beams.tolist() == want_beams.tolist()
+        and tokens.tolist() == want_tokens.tolist()
+    )
+
+
+def _best(totals: torch.Tensor, k: int, largest: bool = True) -> tuple:
+    """The k best (or worst) entries of a (beams, vocab) table: (values, beam ids, token ids)."""
+    values, index = totals.flatten().topk(k, largest=largest)
+    vocab = totals.shape[-1]
+    return values, index // vocab, index % vocab
+
+
+def beam_step(candidate: Callable[..., Any]) -> bool:
+    """Check ``candidate(scores, log_probs, beam_size)``: the ``beam_size`` best of all
+    ``beams × vocab`` extensions, best first, as ``(scores, beam_ids, token_ids)``."""
+    checker = Checker("beam_step")
+    generator = torch.Generator().manual_seed(60)
+    for beams, vocab, beam_size in [(1, 6, 3), (3, 5, 3), (4, 7, 2), (2, 4, 5)]:
+        case = f"{beams} beam(s), vocabulary {vocab}, beam_size={beam_size}"
+        scores = -torch.rand(beams, generator=generator) * 3
+        log_probs = torch.randn(beams, vocab, generator=generator).mul(2).log_softmax(dim=-1)
+
+        totals = scores[:, None] + log_probs
+        expected = _best(totals, beam_size)
+        values, index = totals.flatten().topk(beam_size)
+        swapped = (values, index % vocab, index // vocab)
         mistakes = [
-            (losses, "expected one number, got one loss per position: average the non-pad ones"),
-            (losses.mean(), "the padded positions are counted: leave out targets equal to pad_id"),
-            (losses[keep].sum(), "summed over the positions: take the mean over the non-pad ones"),
-            (F.nll_loss(log_p[keep], targets[keep]), "no smoothing: q = (1 - ε)·one_hot + ε / V"),
-            (over_others, "ε spread over the V - 1 other classes; torch spreads it over all V"),
-            (-(q * logits).sum(-1)[keep].mean(), "used the logits, not log_softmax(logits)"),
+            (
+                _best(log_probs, beam_size),
+                "the prefix's score is not added: rank scores[b] + log_probs[b, t]",
+            ),
+            (
+                _best(scores[:, None] * log_probs, beam_size),
+                "log-probabilities add: scores[:, None] + log_probs",
+            ),
+            (
+                _best(totals, beam_size, largest=False),
+                "these are the worst candidates: keep the largest",
+            ),
+            (swapped, "beam and token swapped: beam = index // vocab, token = index % vocab"),
         ]
-        expected = F.cross_entropy(logits, targets, ignore_index=pad_id, label_smoothing=smoothing)
-        arguments = (logits.clone(), targets.clone(), smoothing, pad_id)
-        actual = checker.call(candidate, *arguments, case=case)
-        checker.compare(actual, expected, case, mistakes)
+        passed = {"scores": scores.clone(), "log_probs": log_probs.clone()}
+        result = checker.call(
+            candidate, passed["scores"], passed["log_probs"], beam_size, case=case
+        )
+        _modified(checker, case, {"scores": scores, "log_probs": log_probs}, passed)
+        if result is None:
+            continue
+        actual = _triple(result)
+        if isinstance(actual, str):
+            checker.expect(False, f"{case}: {actual}")
+            continue
+        if _same(actual, expected):
+            continue
+        message = next((text for wrong, text in mistakes if _same(actual, wrong)), None)
+        if message is None and tuple(actual[0].shape) == (beams, beam_size) and beams > 1:
+            message = (
+                "each beam's tokens were ranked on their own (shape (beams, beam_size)): flatten "
+                "the beams × vocab candidates and take one topk"
+            )
+        if message is None and actual[0].shape == expected[0].shape:
+            order = actual[0].argsort(descending=True)
+            if _same(tuple(part[order] for part in actual), expected):
+                message = "the right candidates, but not best first (topk sorts them)"
+        if message is None:
+            message = (
+                f"expected scores {[round(s, 4) for s in expected[0].tolist()]}, beams "
+                f"{expected[1].tolist()}, tokens {expected[2].tolist()}; got scores "
+                f"{[round(s, 4) for s in actual[0].double().flatten().tolist()]}, beams "
+                f"{actual[1].flatten().tolist()}, tokens {actual[2].flatten().tolist()}"
+            )
+        checker.expect(False, f"{case}: {message}")
     return checker.report()
