@@ -137,7 +137,7 @@ def _beam_cases() -> list[tuple[str, _Tree, int, int]]:
     """(case, toy model, beam_size, max_length)."""
     vocab = 5  # <pad> <bos> <eos> a=3 b=4
     a, b = 3, 4
-    # section 3.5's example: greedy picks a a a (0.6^3 = 0.216), the best output is b b b (0.4)
+    # section 3.8's example: greedy picks a a a (0.6^3 = 0.216), the best output is b b b (0.4)
     greedy_trap = {(): [0, 0, 0, 0.6, 0.4]}
     for prefix in [(a,), (a, a)]:
         greedy_trap[prefix] = [0, 0, 0, 0.6, 0.4]
@@ -150,13 +150,13 @@ def _beam_cases() -> list[tuple[str, _Tree, int, int]]:
     short = {(): [0, 0, 0.5, 0.5, 0], (a,): [0, 0, 0.1, 0.9, 0]}
     return [
         (
-            "section 3.5's example (0.6, 0.6, 0.6 against 0.4, 1, 1), beam_size=2",
+            "section 3.8's example (0.6, 0.6, 0.6 against 0.4, 1, 1), beam_size=2",
             _Tree(greedy_trap, vocab, stop),
             2,
             6,
         ),
         (
-            "section 3.5's example, beam_size=1 (greedy decoding)",
+            "section 3.8's example, beam_size=1 (greedy decoding)",
             _Tree(greedy_trap, vocab, stop),
             1,
             6,
