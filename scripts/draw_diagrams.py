@@ -571,7 +571,8 @@ def ch3_decoder_step() -> Canvas:
     c.text(2.8, y_c + 0.45, "the context of step $t$", size=FONT - 2, color=MUTED)
     # s_0, once per sentence, from the final states of the two directions
     c.arrow((4.95, y_gru), (5.25, y_gru))
-    c.box(6.2, y_gru, 1.9, 0.46, r"$\mathbf{s}_0 = \tanh(\mathbf{W}_{\mathrm{init}}\mathbf{h}_{\mathrm{final}})$", "query", size=10)
+    s_0 = r"$\mathbf{s}_0 = \tanh(\mathbf{W}_{\mathrm{init}}\mathbf{h}_{\mathrm{final}})$"
+    c.box(6.2, y_gru, 1.9, 0.46, s_0, "query", size=10)
     c.text(6.2, y_gru - 0.45, "final states: the first\ndecoder state", size=FONT - 3, color=MUTED)
     # the decoder
     xd = 9.9
@@ -589,7 +590,10 @@ def ch3_decoder_step() -> Canvas:
         bbox={"facecolor": "#f7f7f7", "edgecolor": "none", "pad": 1.0},
     )
     c.arrow(
-        (7.15, y_gru), (xs_prev, y_b - 0.23), color=edge("query"), dashed=True,
+        (7.15, y_gru),
+        (xs_prev, y_b - 0.23),
+        color=edge("query"),
+        dashed=True,
         connection="angle,angleA=0,angleB=90,rad=0",
     )
     c.text(8.3, y_gru + 0.15, "at $t = 1$", size=FONT - 2, color=edge("query"))
@@ -603,13 +607,17 @@ def ch3_decoder_step() -> Canvas:
     # c_t feeds the GRU and the output layer
     c.arrow((3.95, y_c), (xd - 1.9, y_out), color=edge("result"))
     c.arrow(
-        (7.0, y_c), (xd - 1.3, y_gru_d), color=edge("result"),
+        (7.0, y_c),
+        (xd - 1.3, y_gru_d),
+        color=edge("result"),
         connection="angle,angleA=-90,angleB=0,rad=0",
     )
     c.text(6.4, y_c + 0.22, r"$\mathbf{c}_t$", size=15, color=edge("result"))
     c.arrow((xd, y_gru_d + 0.25), (xd, y_st - 0.22))
     c.box(xd, y_st, 0.8, 0.44, r"$\mathbf{s}_t$", "query", size=14)
-    c.text(xd + 0.5, y_st, "the query of\nstep $t + 1$", size=FONT - 2, color=edge("query"), ha="left")
+    c.text(
+        xd + 0.5, y_st, "the query of\nstep $t + 1$", size=FONT - 2, color=edge("query"), ha="left"
+    )
     c.arrow((xd, y_st + 0.22), (xd, y_out - 0.25))
     # E'y_{t-1} feeds the output layer too
     c.line([xe + 0.48, 12.05, 12.05], [1.95, 1.95, y_out], color=INK)
