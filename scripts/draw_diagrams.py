@@ -514,11 +514,26 @@ def _split_box(
 
 def ch3_decoder_step() -> Canvas:
     """One decoding step t: s_{t-1} queries the encoder outputs h_j, the context c_t feeds the new state."""
-    c = Canvas(11.0, 7.4)
-    _panel(c, 0.25, 0.25, 6.3, 6.9, "encoder: reads the source once", corner="top left")
-    _panel(c, 6.75, 0.25, 4.0, 6.9, "decoder: step $t$", corner="bottom left")
+    c = Canvas(12.6, 7.9)
+    # the encoder runs once per sentence (bottom left); everything in the L-shaped panel around it
+    # is decoding step t, recomputed at every step
+    _panel(c, 0.25, 0.25, 7.0, 2.65, "encoder: runs once per sentence", corner="bottom left")
+    top, split, right = 7.65, 3.1, 7.45
+    xs = [0.25, 12.35, 12.35, right, right, 0.25, 0.25]
+    ys = [top, top, 0.25, 0.25, split, split, top]
+    c.ax.fill(xs, ys, facecolor="#f7f7f7", edgecolor="#bbbbbb", linewidth=1.0, zorder=1)
+    c.text(
+        0.4,
+        top - 0.22,
+        "decoder, step $t$: recomputed at every step",
+        size=FONT - 1,
+        color=MUTED,
+        ha="left",
+        fontstyle="italic",
+    )
     columns = {"1": 1.1, "2": 2.3, "dots": 3.4, "S": 4.5}
-    y_x, y_gru, y_h, y_b, y_e, y_soft, y_a, y_c = 0.75, 1.5, 2.35, 3.0, 3.65, 4.4, 5.05, 6.0
+    y_x, y_gru, y_h = 0.8, 1.55, 2.4
+    y_b, y_e, y_soft, y_a, y_c = 3.35, 4.0, 4.75, 5.4, 6.4
     c.box(2.8, y_gru, 4.3, 0.46, "bidirectional GRU", "op", size=FONT - 1)
     c.box(2.8, y_soft, 4.3, 0.46, r"softmax over the source positions $j$", "op", size=FONT - 1)
     for name, x in columns.items():
@@ -550,53 +565,67 @@ def ch3_decoder_step() -> Canvas:
         c.arrow(
             (x + 0.3, y_c - 0.5), (2.8 + (x - 2.8) * 0.3, y_c - 0.25), color=edge("value"), lw=1.1
         )
-    c.text(5.0, y_h + 0.1, "keys = values:", size=FONT - 1, ha="left")
-    c.text(5.0, y_h - 0.22, r"the outputs $\mathbf{h}_j$", size=FONT - 1, ha="left")
-    c.box(
-        2.8,
-        y_c,
-        2.3,
-        0.5,
-        r"$\mathbf{c}_t = \Sigma_j\, \alpha_{t,j} \mathbf{h}_j$",
-        "result",
-        size=14,
-    )
+    c.text(5.0, y_h + 0.12, "keys = values:", size=FONT - 1, ha="left")
+    c.text(5.0, y_h - 0.2, r"the outputs $\mathbf{h}_j$", size=FONT - 1, ha="left")
+    c.box(2.8, y_c, 2.3, 0.5, r"$\mathbf{c}_t = \Sigma_j\, \alpha_{t,j} \mathbf{h}_j$", "result")
     c.text(2.8, y_c + 0.45, "the context of step $t$", size=FONT - 2, color=MUTED)
+    # s_0, once per sentence, from the final states of the two directions
+    c.arrow((4.95, y_gru), (5.25, y_gru))
+    s_0 = r"$\mathbf{s}_0 = \tanh(\mathbf{W}_{\mathrm{init}}\mathbf{h}_{\mathrm{final}})$"
+    c.box(6.2, y_gru, 1.9, 0.46, s_0, "query", size=10)
+    c.text(6.2, y_gru - 0.45, "final states: the first\ndecoder state", size=FONT - 3, color=MUTED)
     # the decoder
-    xd = 8.75
-    y_gru_d, y_st, y_out, y_y = 4.4, 5.2, 6.0, 6.75
-    c.box(xd - 0.8, y_b, 0.9, 0.46, r"$\mathbf{s}_{t-1}$", "query", size=14)
-    c.text(
-        xd - 0.8, y_b - 0.5, "the decoder's state:\nthe query", size=FONT - 2, color=edge("query")
-    )
-    c.line([xd - 1.25, 0.4], [y_b, y_b], color=edge("query"), lw=1.3, zorder=1.5)
+    xd = 9.9
+    y_gru_d, y_st, y_out, y_y = 4.75, 5.55, 6.4, 7.1
+    xs_prev, xe = xd - 0.9, xd + 1.0
+    c.box(xs_prev, y_b, 0.9, 0.46, r"$\mathbf{s}_{t-1}$", "query", size=14)
+    c.text(xs_prev + 0.55, y_b, "the query", size=FONT - 2, color=edge("query"), ha="left")
+    c.line([xs_prev - 0.45, 0.4], [y_b, y_b], color=edge("query"), lw=1.3, zorder=1.5)
     c.text(
         5.95,
-        y_b + 0.2,
+        y_b + 0.22,
         r"$e_{t,j} = \mathrm{score}(\mathbf{s}_{t-1}, \mathbf{h}_j)$",
         size=12,
         color=edge("query"),
-        bbox={"facecolor": "white", "edgecolor": "none", "pad": 1.0},
+        bbox={"facecolor": "#f7f7f7", "edgecolor": "none", "pad": 1.0},
     )
-    c.box(xd + 0.95, 1.05, 0.95, 0.46, r"$y_{t-1}$", "input", size=14)
-    c.text(xd + 0.95, 0.6, "previous character", size=FONT - 2, color=MUTED)
-    c.arrow((xd + 0.95, 1.28), (xd + 0.95, 2.0))
-    c.box(xd + 0.95, 2.25, 0.95, 0.46, r"$\mathbf{E}'y_{t-1}$", "op", size=13)
-    c.box(xd, y_gru_d, 2.6, 0.5, "decoder GRU", "op", size=FONT)
-    c.arrow((xd - 0.8, y_b + 0.23), (xd - 0.8, y_gru_d - 0.25), color=edge("query"))
-    c.arrow((xd + 0.95, 2.48), (xd + 0.95, y_gru_d - 0.25))
     c.arrow(
-        (3.95, y_c), (xd - 0.6, y_gru_d + 0.25), color=edge("result"), connection="arc3,rad=-0.15"
+        (7.15, y_gru),
+        (xs_prev, y_b - 0.23),
+        color=edge("query"),
+        dashed=True,
+        connection="angle,angleA=0,angleB=90,rad=0",
     )
-    c.text(6.4, 5.95, r"$\mathbf{c}_t$", size=15, color=edge("result"))
+    c.text(8.3, y_gru + 0.15, "at $t = 1$", size=FONT - 2, color=edge("query"))
+    c.box(xe, 0.8, 0.95, 0.46, r"$y_{t-1}$", "input", size=14)
+    c.text(xe, 0.4, "previous character", size=FONT - 2, color=MUTED)
+    c.arrow((xe, 1.03), (xe, 1.72))
+    c.box(xe, 1.95, 0.95, 0.46, r"$\mathbf{E}'y_{t-1}$", "op", size=13)
+    c.box(xd, y_gru_d, 2.6, 0.5, "decoder GRU", "op", size=FONT)
+    c.arrow((xs_prev, y_b + 0.23), (xs_prev, y_gru_d - 0.25), color=edge("query"))
+    c.arrow((xe, 2.18), (xe, y_gru_d - 0.25))
+    # c_t feeds the GRU and the output layer
+    c.arrow((3.95, y_c), (xd - 1.9, y_out), color=edge("result"))
+    c.arrow(
+        (7.0, y_c),
+        (xd - 1.3, y_gru_d),
+        color=edge("result"),
+        connection="angle,angleA=-90,angleB=0,rad=0",
+    )
+    c.text(6.4, y_c + 0.22, r"$\mathbf{c}_t$", size=15, color=edge("result"))
     c.arrow((xd, y_gru_d + 0.25), (xd, y_st - 0.22))
     c.box(xd, y_st, 0.8, 0.44, r"$\mathbf{s}_t$", "query", size=14)
-    c.text(xd + 0.5, y_st, "next step's\nquery", size=FONT - 2, color=edge("query"), ha="left")
+    c.text(
+        xd + 0.5, y_st, "the query of\nstep $t + 1$", size=FONT - 2, color=edge("query"), ha="left"
+    )
     c.arrow((xd, y_st + 0.22), (xd, y_out - 0.25))
+    # E'y_{t-1} feeds the output layer too
+    c.line([xe + 0.48, 12.05, 12.05], [1.95, 1.95, y_out], color=INK)
+    c.arrow((12.05, y_out), (xd + 1.9, y_out))
     c.box(
         xd,
         y_out,
-        3.7,
+        3.8,
         0.5,
         r"$\mathrm{softmax}(\mathbf{W}_o[\mathbf{s}_t; \mathbf{c}_t; \mathbf{E}'y_{t-1}] + \mathbf{b}_o)$",
         "op",

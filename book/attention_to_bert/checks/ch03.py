@@ -1,35 +1,227 @@
-"""The checkers of chapter 3: one attention step of the seq2seq decoder."""
+"""The checkers of chapter 3: beam search (exercise 3.2)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
-from attention_to_bert.checks.checker import Checker, reference_softmax
+from attention_to_bert.checks.checker import Checker
+
+# ---------------------------------------------------------------------------------------------------
+# Exercise 3.2: beam search
+
+BOS_ID, EOS_ID = 1, 2  # the toy vocabularies below: 0 <pad>, 1 <bos>, 2 <eos>, 3.. symbols
 
 
-def attention_step(candidate: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], Any]) -> bool:
-    """Check ``candidate(state, encoder_outputs, lengths) -> (context, weights)``: weights = softmax of
-    s · h_j over the first ``lengths`` positions (0 on the padding), context = Σ_j weights_j h_j."""
-    checker = Checker("attention_step")
-    generator = torch.Generator().manual_seed(3)
-    cases = [
-        ("3 sources of lengths 5, 2, 4 padded to 5", 3, 5, 4, [5, 2, 4]),
-        ("2 sources without padding", 2, 4, 3, [4, 4]),
-        ("a source of length 1 padded to 6", 1, 6, 2, [1]),
+class _Tree:
+    """A toy language model: ``tree(prefix)`` gives the log-probabilities of the next token.
+
+    ``table`` maps a prefix (a tuple of token ids after <bos>) to its next-token probabilities; a
+    prefix that is not in it gets ``default(prefix)``. The tensors handed out are the stored ones,
+    so that an in-place edit by the caller shows; ``calls`` records the prefixes asked for.
+    """
+
+    def __init__(self, table: dict[tuple[int, ...], list[float]], vocab: int, default=None) -> None:
+        self.vocab, self.default = vocab, default
+        self.table = {prefix: self._log(p) for prefix, p in table.items()}
+        self.calls: list[tuple[int, ...]] = []
+
+    def _log(self, probabilities: list[float]) -> torch.Tensor:
+        return torch.tensor(probabilities, dtype=torch.float64).log()
+
+    def __call__(self, prefix: Any) -> torch.Tensor:
+        if isinstance(prefix, torch.Tensor):
+            prefix = prefix.tolist()
+        prefix = tuple(int(token) for token in prefix)
+        if not prefix or prefix[0] != BOS_ID:
+            raise ValueError(f"a prefix must start with <bos> (id {BOS_ID}), got {list(prefix)}")
+        self.calls.append(prefix[1:])
+        if len(self.calls) > 2000:
+            raise RuntimeError(
+                "more than 2000 calls to next_log_probs: keep only beam_size prefixes a step"
+            )
+        if prefix[1:] not in self.table:
+            self.table[prefix[1:]] = self._log(self.default(prefix[1:]))
+        return self.table[prefix[1:]]
+
+    def pristine(self) -> dict[tuple[int, ...], torch.Tensor]:
+        return {prefix: log_p.clone() for prefix, log_p in self.table.items()}
+
+
+def _one_hot(vocab: int, token: int) -> list[float]:
+    return [1.0 if i == token else 0.0 for i in range(vocab)]
+
+
+def _random_tree(seed: int, depth: int, symbols: int) -> _Tree:
+    """Every output has ``depth`` symbols, then <eos>; the symbol probabilities are random."""
+    vocab = 3 + symbols
+
+    def default(prefix: tuple[int, ...]) -> list[float]:
+        if len(prefix) == depth:
+            return _one_hot(vocab, EOS_ID)
+        generator = torch.Generator().manual_seed(seed * 1_000_003 + hash(prefix) % 1_000_003)
+        p = torch.rand(symbols, generator=generator, dtype=torch.float64) ** 2 + 0.05
+        return [0.0, 0.0, 0.0, *(p / p.sum()).tolist()]
+
+    return _Tree({}, vocab, default)
+
+
+def _search(tree: _Tree, beam_size: int | None, max_length: int) -> tuple[list[int], float]:
+    """Beam search (``beam_size=None``: every prefix, an exhaustive search) over a fresh copy."""
+    fresh = _Tree({}, tree.vocab, lambda prefix: tree(tuple([BOS_ID, *prefix])).exp().tolist())
+    beams: list[tuple[float, list[int]]] = [(0.0, [])]
+    finished: list[tuple[float, list[int]]] = []
+    for _ in range(max_length):
+        candidates = []
+        for score, tokens in beams:
+            log_p = fresh([BOS_ID, *tokens])
+            for token in range(tree.vocab):
+                if log_p[token] > float("-inf"):
+                    candidates.append((score + log_p[token].item(), [*tokens, token]))
+        candidates.sort(key=lambda candidate: -candidate[0])
+        beams = []
+        for score, tokens in candidates[: beam_size or len(candidates)]:
+            (finished if tokens[-1] == EOS_ID else beams).append((score, tokens))
+        if not beams:
+            break
+    best = max(finished or beams, key=lambda candidate: candidate[0])
+    return best[1], best[0]
+
+
+def _as_tokens(tokens: Any) -> list[int] | None:
+    if isinstance(tokens, torch.Tensor):
+        tokens = tokens.tolist()
+    if isinstance(tokens, list | tuple) and all(isinstance(t, int) for t in tokens):
+        return list(tokens)
+    return None
+
+
+def _as_number(value: Any) -> float | None:
+    if isinstance(value, torch.Tensor) and value.numel() == 1:
+        value = value.item()
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return None
+
+
+def _beam_cases() -> list[tuple[str, _Tree, int, int]]:
+    """(case, toy model, beam_size, max_length)."""
+    vocab = 5  # <pad> <bos> <eos> a=3 b=4
+    a, b = 3, 4
+    # section 3.8's example: greedy picks a a a (0.6^3 = 0.216), the best output is b b b (0.4)
+    greedy_trap = {(): [0, 0, 0, 0.6, 0.4]}
+    for prefix in [(a,), (a, a)]:
+        greedy_trap[prefix] = [0, 0, 0, 0.6, 0.4]
+    for prefix in [(b,), (b, b)]:
+        greedy_trap[prefix] = _one_hot(vocab, b)
+    stop = lambda prefix: _one_hot(vocab, EOS_ID)  # noqa: E731 (a default: stop)
+    # a poor output finishes first: a <eos> (0.6 * 0.5 = 0.3) before b b <eos> (0.4)
+    early = {(): [0, 0, 0, 0.6, 0.4], (a,): [0, 0, 0.5, 0.3, 0.2], (b,): _one_hot(vocab, b)}
+    # stopping at once is best: <eos> (0.5) against a a <eos> (0.45)
+    short = {(): [0, 0, 0.5, 0.5, 0], (a,): [0, 0, 0.1, 0.9, 0]}
+    return [
+        (
+            "section 3.8's example (0.6, 0.6, 0.6 against 0.4, 1, 1), beam_size=2",
+            _Tree(greedy_trap, vocab, stop),
+            2,
+            6,
+        ),
+        (
+            "section 3.8's example, beam_size=1 (greedy decoding)",
+            _Tree(greedy_trap, vocab, stop),
+            1,
+            6,
+        ),
+        ("a poor output finishes first, beam_size=2", _Tree(early, vocab, stop), 2, 6),
+        ("<eos> at once is the best output, beam_size=2", _Tree(short, vocab, stop), 2, 6),
+        ("a random tree, 3 symbols, outputs of 5, beam_size=2", _random_tree(7, 5, 3), 2, 8),
+        ("a random tree, 4 symbols, outputs of 4, beam_size=3", _random_tree(2, 4, 4), 3, 8),
     ]
-    for case, batch, source_len, size, lengths in cases:
-        state = torch.randn(batch, size, generator=generator, dtype=torch.float64)
-        outputs = torch.randn(batch, source_len, size, generator=generator, dtype=torch.float64)
-        padded = torch.arange(source_len) >= torch.tensor(lengths)[:, None]
-        outputs = outputs.masked_fill(padded.unsqueeze(-1), 0.0)  # like the encoder's outputs
-        arguments = (state.clone(), outputs.clone(), torch.tensor(lengths))
-        result = checker.call(candidate, *arguments, case=case, pair="(context, weights)")
-        context, weights = result or (None, None)  # None: nothing to check
-        expected = reference_softmax(torch.einsum("bd,bsd->bs", state, outputs), padded)
-        if checker.compare(weights, expected, f"{case}: weights", masked=padded):
-            expected_context = torch.einsum("bs,bsd->bd", expected, outputs)
-            checker.compare(context, expected_context, f"{case}: context")
+
+
+def beam_search(candidate: Callable[..., Any]) -> bool:
+    """Check ``candidate(next_log_probs, bos_id, eos_id, beam_size, max_length) -> (tokens,
+    log_prob)``: the most probable finished output that a beam of ``beam_size`` prefixes finds
+    (``tokens`` after <bos>, <eos> included) and its total log-probability."""
+    checker = Checker("beam_search")
+    for case, tree, beam_size, max_length in _beam_cases():
+        expected, expected_log_p = _search(tree, beam_size, max_length)
+        best, best_log_p = _search(tree, None, max_length)
+        greedy, _ = _search(tree, 1, max_length)
+        tree.calls.clear()  # the searches above asked too
+        before = tree.pristine()
+        result = checker.call(
+            candidate,
+            tree,
+            BOS_ID,
+            EOS_ID,
+            beam_size,
+            max_length,
+            case=case,
+            pair="(tokens, log_prob)",
+        )
+        if result is None:
+            continue
+        tokens, log_p = _as_tokens(result[0]), _as_number(result[1])
+        if tokens is None or log_p is None:
+            got = f"{type(result[0]).__name__} and {type(result[1]).__name__}"
+            checker.expect(False, f"{case}: expected a list of ints and a number, got {got}")
+            continue
+        changed = any(not torch.equal(tree.table[prefix], before[prefix]) for prefix in before)
+        if not checker.expect(
+            not changed,
+            f"{case}: the log-probabilities returned by next_log_probs were changed in place "
+            "(such as `log_p += score`): add into a new tensor (`score + log_p`)",
+        ):
+            continue
+        after_eos = [prefix for prefix in tree.calls if EOS_ID in prefix]
+        if after_eos:
+            prefix = [BOS_ID, *after_eos[0]]
+            checker.expect(False, f"{case}: asked next_log_probs to continue the finished {prefix}")
+        elif tokens != expected:
+            checker.expect(False, f"{case}: {_name_beam_mistake(tokens, expected, best, greedy)}")
+        elif abs(log_p - expected_log_p) > 1e-6:
+            hint = ""
+            if abs(log_p - math.exp(expected_log_p)) < 1e-6:
+                hint = " (a probability: return its log, the sum of the log-probabilities)"
+            elif abs(log_p * len(tokens) - expected_log_p) < 1e-6:
+                hint = " (divided by the length: return the plain sum of the log-probabilities)"
+            checker.expect(
+                False,
+                f"{case}: the right tokens, but log_prob {log_p:.6g}, expected "
+                f"{expected_log_p:.6g}{hint}",
+            )
     return checker.report()
+
+
+def _name_beam_mistake(
+    tokens: list[int], expected: list[int], best: list[int], greedy: list[int]
+) -> str:
+    """Say what kind of wrong output ``tokens`` is."""
+    got, want = f"got {tokens}, expected {expected}", ""
+    if tokens and tokens[0] == BOS_ID:
+        want = "return the tokens after <bos>, not <bos> itself"
+    elif tokens == expected[:-1]:
+        want = "include the final <eos> in the tokens"
+    elif tokens[-1:] == [EOS_ID] and len(tokens) < len(expected):
+        want = (
+            "an output that finished earlier, not the best one: go on while the beam holds "
+            "unfinished prefixes, then return the most probable finished output"
+        )
+    elif tokens == greedy != expected:
+        want = "that is the greedy output: keep the beam_size best prefixes at every step"
+    elif tokens == best != expected:
+        want = "that is the exhaustive search's answer: keep only beam_size prefixes a step"
+    elif EOS_ID in tokens[:-1]:
+        want = "tokens continue after <eos>: a finished output must not be extended"
+    elif not tokens or tokens[-1] != EOS_ID:
+        want = "an unfinished output: finish the search (every output ends with <eos>)"
+    else:
+        want = (
+            "keep the beam_size best of all the extensions of all the prefixes, ranked by the "
+            "total log-probability of the prefix; return the best finished output"
+        )
+    return f"{got}: {want}"
