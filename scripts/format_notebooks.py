@@ -8,8 +8,9 @@ after every merge; `scripts/execute_notebooks.py` runs it on what it stores. It 
 sources and metadata, never outputs, so nbval's comparison is unchanged:
 - a written solution folded as ```` ```{dropdown} Title ```` becomes HTML ``<details>``, which folds on
   the website, in JupyterLab and in Colab alike (a MyST directive shows as raw text outside the site);
-- ``{doc}`target` `` and ``{doc}`text <target>` `` become Markdown links to the file, which the website
-  and JupyterLab both follow;
+- ``{doc}`target` `` and ``{doc}`text <target>` `` become Markdown links to the file, and
+  ``{ref}`text <label>` `` a link to the labelled heading (``file.md#label``; the heading's anchor
+  must be the label), which the website and JupyterLab both follow;
 - citations ``{footcite:p}`key` `` / ``{footcite:t}`key` `` become text, "(Vaswani et al., 2017)" /
   "Vaswani et al. (2017)", and the ``{footbibliography}`` block a list of the works cited, formatted
   from ``book/references.bib`` (a role shows as raw text outside the website); the list remembers its
@@ -43,6 +44,7 @@ DROPDOWN_OPEN = re.compile(r"^(?P<fence>`{3,}|:{3,})\{dropdown\}[ \t]*(?P<title>
 CITATION = re.compile(r"\{footcite:(?P<kind>[pt])\}`(?P<keys>[^`]+)`")
 BIBLIOGRAPHY = re.compile(r"^(`{3,}|:{3,})\{footbibliography\}[^\n]*\n(?:.*\n)*?\1[ \t]*$", re.M)
 REFERENCE_LIST = re.compile(r"<!-- references: (?P<keys>[^>]*) -->\n(?:- .*\n?)*")
+REF_ROLE = re.compile(r"\{ref\}`(?:(?P<text>[^`<]*?)\s*<(?P<label>[^`>]+)>|(?P<bare>[^`]+))`")
 DOC_ROLE = re.compile(r"\{doc\}`(?:(?P<text>[^`<]*?)\s*<(?P<target>[^`>]+)>|(?P<bare>[^`]+))`")
 
 
@@ -106,22 +108,23 @@ def reference_list(keys: list[str], bibliography) -> str:
 
 def citations_to_text(notebook: nbformat.NotebookNode) -> None:
     """Rewrite the citations of a notebook as text and its bibliography block as a list."""
+    markdown = [cell for cell in notebook.cells if cell.cell_type == "markdown"]
     cited = [
         key.strip()
-        for cell in notebook.cells
-        if cell.cell_type == "markdown"
+        for cell in markdown
         for match in CITATION.finditer(cell.source)
         for key in match["keys"].split(",")
     ]
+    cited += [
+        k
+        for cell in markdown
+        for m in REFERENCE_LIST.finditer(cell.source)
+        for k in m["keys"].split()
+    ]
     if not cited:
         return
-    bibliography = _bibliography()
-    for cell in notebook.cells:
-        if cell.cell_type != "markdown":
-            continue
-        listed = REFERENCE_LIST.search(cell.source)
-        if listed:
-            cited += listed["keys"].split()
+    bibliography = _bibliography()  # the list is rebuilt each time: an edited entry reaches it
+    for cell in markdown:
         cell.source = CITATION.sub(
             lambda m: citation_text(
                 m["kind"], [k.strip() for k in m["keys"].split(",")], bibliography
@@ -129,10 +132,9 @@ def citations_to_text(notebook: nbformat.NotebookNode) -> None:
             cell.source,
         )
     references = reference_list(cited, bibliography)
-    for cell in notebook.cells:
-        if cell.cell_type == "markdown":
-            cell.source = BIBLIOGRAPHY.sub(references, cell.source)
-            cell.source = REFERENCE_LIST.sub(references, cell.source)
+    for cell in markdown:
+        cell.source = BIBLIOGRAPHY.sub(references, cell.source)
+        cell.source = REFERENCE_LIST.sub(references, cell.source)
 
 
 def title_of(target: str, folder: Path) -> str:
@@ -151,6 +153,34 @@ def title_of(target: str, folder: Path) -> str:
                         return line[2:].strip()
             return target
     raise ValueError(f"{{doc}}`{target}`: no page {target}.ipynb or {target}.md in {folder}")
+
+
+def label_target(label: str, folder: Path) -> tuple[str, str]:
+    """The file that holds the MyST label ``(label)=`` and the heading right after it."""
+    pattern = re.compile(rf"^\({re.escape(label)}\)=\s*\n#+\s*(?P<heading>.+)$", re.M)
+    for path in sorted(folder.glob("*.md")) + sorted(folder.glob("*.ipynb")):
+        text = path.read_text(encoding="utf-8")
+        if path.suffix == ".ipynb":
+            text = "\n".join(c.source for c in nbformat.reads(text, as_version=4).cells)
+        match = pattern.search(text)
+        if match:
+            return path.name, match["heading"].strip()
+    raise ValueError(f"{{ref}}`{label}`: no label ({label})= followed by a heading in {folder}")
+
+
+def ref_roles_to_links(source: str, folder: Path) -> str:
+    """Rewrite ``{ref}`` roles as Markdown links to the labelled heading (its slug is the label)."""
+
+    def link(match: re.Match) -> str:
+        label = (match["label"] or match["bare"]).strip()
+        file, heading = label_target(label, folder)
+        text = (match["text"] or "").strip() or heading
+        slug = re.sub(r"[^\w\- ]", "", heading).strip().lower().replace(" ", "-")
+        if slug != label:
+            raise ValueError(f"{{ref}}`{label}`: the heading {heading!r} must slug to the label")
+        return f"[{text}]({file}#{label})"
+
+    return REF_ROLE.sub(link, source)
 
 
 def doc_roles_to_links(source: str, folder: Path) -> str:
@@ -197,7 +227,8 @@ def format_notebook(notebook: nbformat.NotebookNode, folder: Path = BOOK) -> Non
     citations_to_text(notebook)
     for cell in notebook.cells:
         if cell.cell_type == "markdown":
-            cell.source = doc_roles_to_links(dropdowns_to_details(cell.source), folder)
+            source = doc_roles_to_links(dropdowns_to_details(cell.source), folder)
+            cell.source = ref_roles_to_links(source, folder)
         elif cell.cell_type == "code":
             markers_to_tags(cell)
             collapse_solutions(cell)

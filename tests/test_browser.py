@@ -222,7 +222,7 @@ def test_the_shipped_javascript_comes_with_its_licence(built_site):
         ("requirejs", "require.js", "LICENSE"),
         ("d3", "d3.min.js", "LICENSE"),
         ("jquery", "jquery.min.js", "LICENSE.txt"),
-        ("mathjax", "tex-chtml-full.js", "LICENSE"),
+        ("mathjax", "startup.js", "LICENSE"),
     ]:
         assert (static / library / script).stat().st_size > 10_000, library
         assert (static / library / licence).read_text().strip(), (
@@ -302,11 +302,9 @@ def _cdn_copy(url: str) -> Path | None:
     match = MATHJAX_CDN.match(url)
     if match:
         path = match["path"]
-        # the site ships MathJax's full TeX bundle; Sphinx's default URL names tex-mml-chtml.js
+        # the site ships MathJax's loader and components; Sphinx's default URL names tex-mml-chtml.js
         local = (
-            VENDORED
-            / "mathjax"
-            / ("tex-chtml-full.js" if re.fullmatch(r"tex-[\w-]+\.js", path) else path)
+            VENDORED / "mathjax" / ("startup.js" if re.fullmatch(r"tex-[\w-]+\.js", path) else path)
         )
         return local if local.is_file() else None
     return None

@@ -14,6 +14,9 @@ Loaded by ``_config.yml`` (``sphinx.local_extensions``). It
   (the page already loads require.js; loading it twice is useless, and offline it fails);
 * publishes the printed book with the site when ``BOOK_PDF`` names it (the Pages workflow builds it
   first): copied as ``book.pdf``, linked from every page's footer;
+* keeps pages light: drops the theme's ``fontawesome.js`` (1.5 MB on every page; the theme's CSS
+  already draws the same icons from Font Awesome's web fonts) and loads MathJax only on pages that
+  hold math;
 * writes each inline ``<script>`` once: Sphinx 7.4 adds inline scripts registered after the builder
   started (such as sphinx-thebe's ``const THEBE_JS_URL = …``) twice, and the second ``const``
   declaration is a page error ("Identifier 'THEBE_JS_URL' has already been declared").
@@ -133,6 +136,31 @@ def copy_printed_book(app: Sphinx, exception: Exception | None) -> None:
         shutil.copyfile(pdf, Path(app.outdir) / "book.pdf")
 
 
+FONTAWESOME_SCRIPT = re.compile(
+    r'<script[^>]*\bsrc="[^"]*scripts/fontawesome\.js[^"]*"[^>]*>\s*</script>\s*'
+)
+# the left sidebar's title and search sit outside any landmark (axe: "region"): make it one
+SIDEBAR = '<div class="bd-sidebar-primary bd-sidebar">'
+LANDMARK_SIDEBAR = (
+    '<div class="bd-sidebar-primary bd-sidebar" role="complementary" aria-label="Book">'
+)
+MATHJAX_SCRIPT = re.compile(r'<script[^>]*\bsrc="[^"]*vendored/mathjax/[^"]*"[^>]*>\s*</script>\s*')
+
+
+def slim_pages(app: Sphinx, exception: Exception | None) -> None:
+    """Remove the Font Awesome script from every page and MathJax from pages without math; make the
+    left sidebar a landmark."""
+    if exception is not None or app.builder.format != "html":
+        return
+    for page in Path(app.outdir).rglob("*.html"):
+        html = page.read_text(encoding="utf-8")
+        slim = FONTAWESOME_SCRIPT.sub("", html).replace(SIDEBAR, LANDMARK_SIDEBAR)
+        if 'class="math' not in slim:
+            slim = MATHJAX_SCRIPT.sub("", slim)
+        if slim != html:
+            page.write_text(slim, encoding="utf-8")
+
+
 TEX_TOOLS = {"xelatex": "texlive-xetex", "latexmk": "latexmk", "rsvg-convert": "librsvg2-bin"}
 
 
@@ -154,6 +182,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("builder-inited", require_tex)
     app.connect("config-inited", link_printed_book)
     app.connect("html-page-context", label_page)
+    app.connect("build-finished", slim_pages)
     app.connect("build-finished", copy_printed_book)
     app.connect("builder-inited", add_static_dir)
     app.add_css_file("book.css")  # book/_static/book.css: code-cell font size, bertviz view width
