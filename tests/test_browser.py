@@ -35,8 +35,8 @@ from urllib.parse import unquote, urlsplit
 import nbformat
 import pytest
 import yaml
+from helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "tests" / "artifacts" / "screenshots"
 VENDORED = ROOT / "book" / "_static" / "vendored"
 PACKAGE_JAVASCRIPT = (

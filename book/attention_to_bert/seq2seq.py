@@ -128,18 +128,15 @@ class Decoder(nn.Module):
 
     def project_keys(self, encoder_outputs: Tensor) -> Tensor:
         """The keys as the score meets them: ``W_k h_j`` (additive), ``W h_j`` (general) or ``h_j``."""
-        if isinstance(self.score, (AdditiveScore, GeneralScore)):
+        if isinstance(self.score, nn.Module):
             return self.score.key_projection(encoder_outputs)
         return encoder_outputs
 
     def _score(self, query: Tensor, keys: Tensor) -> Tensor:
-        """``score(query, h_j)`` from the projected keys: the score's formula, key part precomputed."""
-        if isinstance(self.score, AdditiveScore):
-            hidden = torch.tanh(
-                self.score.query_projection(query).unsqueeze(-2) + keys.unsqueeze(-3)
-            )
-            return self.score.v(hidden).squeeze(-1)
-        return dot_score(query, keys)  # dot: s . h_j, general: s . (W h_j)
+        """``score(query, h_j)`` from the projected keys (the score module's own formula)."""
+        if isinstance(self.score, nn.Module):
+            return self.score.score_projected(query, keys)
+        return dot_score(query, keys)
 
     def context(
         self,
