@@ -116,9 +116,10 @@ class BertSelfAttention(nn.Module):
         )
         if self.use_sdpa and not need_weights:  # fused kernel: same result, the weights not stored
             # a sequence with no token to attend to attends to all (no NaN), then gets zeros;
-            # padded keys' values are zeroed, so that not even a NaN there reaches the output
+            # padded keys and values are zeroed, so that not even a NaN there reaches the output
             allowed = None if mask is None else ~mask | attends_to_nothing(mask)
-            value = value if mask is None else value.masked_fill(mask.transpose(-1, -2), 0.0)
+            if mask is not None:
+                key, value = (x.masked_fill(mask.transpose(-1, -2), 0.0) for x in (key, value))
             p = self.dropout.p if self.training else 0.0
             context = F.scaled_dot_product_attention(
                 query, key, value, attn_mask=allowed, dropout_p=p
