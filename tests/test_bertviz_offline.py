@@ -26,6 +26,8 @@ from test_browser import is_local
 
 from attention_to_bert import bertviz_offline
 
+pytestmark = pytest.mark.slow  # skipped by `pytest -m "not slow"`
+
 TOKENS = ["[CLS]", "the", "cat", "sat", "[SEP]"]
 ARTIFACTS = ROOT / "tests" / "artifacts" / "screenshots"
 VIEW_TEXTS = 'div[id^="bertviz-"] #vis svg text'

@@ -37,6 +37,8 @@ import pytest
 import yaml
 from helpers import ROOT
 
+pytestmark = pytest.mark.slow  # skipped by `pytest -m "not slow"`
+
 ARTIFACTS = ROOT / "tests" / "artifacts" / "screenshots"
 VENDORED = ROOT / "book" / "_static" / "vendored"
 PACKAGE_JAVASCRIPT = (

@@ -23,6 +23,8 @@ import pytest
 from helpers import CHAPTERS, ROOT
 from test_browser import is_local
 
+pytestmark = pytest.mark.slow  # skipped by `pytest -m "not slow"`
+
 DIAGRAMS = ROOT / "book" / "images" / "diagrams"
 
 IMAGE = re.compile(r"!\[[^\]]*\]\(images/diagrams/(?P<name>[\w-]+\.svg)\)")

@@ -16,6 +16,8 @@ from nbformat.v4 import new_code_cell, new_notebook, new_output
 sys.path.insert(0, str(ROOT / "scripts"))
 import check_determinism  # noqa: E402
 
+pytestmark = pytest.mark.slow  # skipped by `pytest -m "not slow"`
+
 NOTEBOOKS = CHAPTERS
 PATTERNS = check_determinism.sanitize_patterns()
 

@@ -1,6 +1,9 @@
 """The website builds from the stored notebook outputs with warnings treated as errors."""
 
+import pytest
 from helpers import CHAPTERS
+
+pytestmark = pytest.mark.slow  # skipped by `pytest -m "not slow"`
 
 # `built_site` (the site built once per session with -W) lives in tests/conftest.py.
 
