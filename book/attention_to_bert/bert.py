@@ -24,7 +24,13 @@ from attention_to_bert.masks import (
 )
 from attention_to_bert.multihead import merge_heads, split_heads
 from attention_to_bert.outputs import BertModelOutput
-from attention_to_bert.validate import check_fraction, check_int, check_number, check_token_ids
+from attention_to_bert.validate import (
+    check_fraction,
+    check_int,
+    check_ints,
+    check_number,
+    check_token_ids,
+)
 
 
 @dataclass
@@ -47,10 +53,8 @@ class BertConfig:
     attn_implementation: str = "eager"  # "sdpa": fused kernel when the weights are not requested
 
     def __post_init__(self) -> None:
-        for name in ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads"):
-            check_int(name, getattr(self, name))
-        for name in ("intermediate_size", "max_position_embeddings", "type_vocab_size"):
-            check_int(name, getattr(self, name))
+        sizes = [field.name for field in fields(self) if field.type == "int"]
+        check_ints(**{name: getattr(self, name) for name in sizes if name != "pad_token_id"})
         check_int("pad_token_id", self.pad_token_id, minimum=0)
         if self.pad_token_id >= self.vocab_size:
             raise ValueError(f"pad_token_id must be < vocab_size, got {self.pad_token_id}")

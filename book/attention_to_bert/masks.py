@@ -27,9 +27,8 @@ def padding_mask(lengths: Tensor | list[int], max_length: int | None = None) -> 
     if (lengths < 0).any():
         raise ValueError(f"lengths must be >= 0, got {lengths.tolist()}")
     longest = int(lengths.max()) if lengths.numel() else 0
-    if max_length is not None:
-        check_int("max_length", max_length, minimum=0)
     max_length = longest if max_length is None else max_length
+    check_int("max_length", max_length, minimum=0)
     if max_length < longest:
         raise ValueError(f"max_length={max_length} is shorter than the longest length ({longest})")
     return torch.arange(max_length, device=lengths.device) >= lengths[:, None]
@@ -51,11 +50,8 @@ def causal_mask(size: int, device: torch.device | str | None = None) -> Tensor:
 def from_attention_mask(attention_mask: object, input_ids: Tensor) -> Tensor:
     """Hugging Face's ``attention_mask`` (1 = real token, 0 = padding; of ``input_ids``' shape) as a
     padding mask (True = padding). A bool mask or other values are refused: they are ambiguous."""
-    conventions = (
-        "Hugging Face's attention_mask holds 1 for real tokens and 0 for padding (as a tokenizer "
-        "returns it); the bool masks of chapters 1-6 hold True for padding: pass "
-        "attention_mask=(~padding_mask).long()"
-    )
+    conventions = "Hugging Face's attention_mask holds 1 for real tokens and 0 for padding; "
+    conventions += "the bool masks of chapters 1-6 hold True for padding: pass (~mask).long()"
     check_tensor("attention_mask", attention_mask)
     if attention_mask.dtype == torch.bool:
         raise TypeError(f"attention_mask must hold 0 and 1, got a bool tensor. {conventions}")
@@ -131,7 +127,7 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None) -> Tensor:
     if broadcast != scores.shape:
         hint = ""
         if mask.dim() == 2 and scores.dim() == 3 and mask.shape[-1] == scores.shape[-1]:
-            hint = "; a per-key padding mask of shape (batch, n_k) needs a query axis: mask[:, None, :]"
+            hint = "; a per-key padding mask (batch, n_k) needs a query axis: mask[:, None, :]"
         raise ValueError(
             f"mask of shape {tuple(mask.shape)} cannot be broadcast to scores of shape "
             f"{tuple(scores.shape)}{hint}"

@@ -83,10 +83,8 @@ class EncoderLayer(_PostLNLayer):
     def forward(
         self, src: Tensor, *, src_mask: Mask = None, src_key_padding_mask: Mask = None
     ) -> tuple[Tensor, Tensor | None]:
-        x = src
-        attended, weights = self.self_attn(
-            x, x, x, key_padding_mask=src_key_padding_mask, attn_mask=src_mask
-        )
+        x, masks = src, {"key_padding_mask": src_key_padding_mask, "attn_mask": src_mask}
+        attended, weights = self.self_attn(x, x, x, **masks)
         x = self.norm1(x + self.dropout1(attended))
         x = self.norm2(x + self.dropout2(self.feed_forward(x)))
         return x, weights
@@ -97,8 +95,7 @@ class DecoderLayer(_PostLNLayer):
 
     Like ``nn.TransformerDecoderLayer``; the cross-attention (``multihead_attn``) takes its queries from
     the decoder, its keys and values from the encoder's output ``memory``. ``forward`` returns
-    ``(x, self_weights, cross_weights)``; pass ``tgt_mask=causal_mask(tgt_len)`` when training. The
-    masks are keyword arguments, with torch's names.
+    ``(x, self_weights, cross_weights)``; pass ``tgt_mask=causal_mask(tgt_len)`` when training.
     """
 
     _twin = nn.TransformerDecoderLayer
@@ -114,10 +111,8 @@ class DecoderLayer(_PostLNLayer):
         tgt_key_padding_mask: Mask = None,
         memory_key_padding_mask: Mask = None,
     ) -> tuple[Tensor, Tensor | None, Tensor | None]:
-        x = tgt
-        attended, self_weights = self.self_attn(
-            x, x, x, key_padding_mask=tgt_key_padding_mask, attn_mask=tgt_mask
-        )
+        x, masks = tgt, {"key_padding_mask": tgt_key_padding_mask, "attn_mask": tgt_mask}
+        attended, self_weights = self.self_attn(x, x, x, **masks)
         x = self.norm1(x + self.dropout1(attended))
         attended, cross_weights = self.multihead_attn(
             x, memory, memory, key_padding_mask=memory_key_padding_mask, attn_mask=memory_mask
@@ -161,11 +156,9 @@ class Transformer(nn.Module):
         self, src: Tensor, *, src_mask: Mask = None, src_key_padding_mask: Mask = None
     ) -> tuple[Tensor, list[Tensor | None]]:
         """Run the encoder: ``(memory, [self-attention weights of each layer])``."""
-        weights = []
+        weights, masks = [], {"src_mask": src_mask, "src_key_padding_mask": src_key_padding_mask}
         for layer in self.encoder_layers:
-            src, layer_weights = layer(
-                src, src_mask=src_mask, src_key_padding_mask=src_key_padding_mask
-            )
+            src, layer_weights = layer(src, **masks)
             weights.append(layer_weights)
         return self.encoder_norm(src), weights
 
@@ -181,15 +174,11 @@ class Transformer(nn.Module):
     ) -> tuple[Tensor, list[Tensor | None], list[Tensor | None]]:
         """Run the decoder: ``(output, [self-attention weights], [cross-attention weights])``, one per layer."""
         self_weights, cross_weights = [], []
+        masks = {"tgt_mask": tgt_mask, "memory_mask": memory_mask}
+        masks |= {"tgt_key_padding_mask": tgt_key_padding_mask}
+        masks |= {"memory_key_padding_mask": memory_key_padding_mask}
         for layer in self.decoder_layers:
-            tgt, layer_self, layer_cross = layer(
-                tgt,
-                memory,
-                tgt_mask=tgt_mask,
-                memory_mask=memory_mask,
-                tgt_key_padding_mask=tgt_key_padding_mask,
-                memory_key_padding_mask=memory_key_padding_mask,
-            )
+            tgt, layer_self, layer_cross = layer(tgt, memory, **masks)
             self_weights.append(layer_self)
             cross_weights.append(layer_cross)
         return self.decoder_norm(tgt), self_weights, cross_weights
@@ -207,17 +196,12 @@ class Transformer(nn.Module):
         memory_key_padding_mask: Mask = None,
     ) -> TransformerOutput:
         """The masks of ``nn.Transformer.forward``, by keyword."""
-        memory, encoder_weights = self.encode(
-            src, src_mask=src_mask, src_key_padding_mask=src_key_padding_mask
-        )
-        output, decoder_weights, cross_weights = self.decode(
-            tgt,
-            memory,
-            tgt_mask=tgt_mask,
-            memory_mask=memory_mask,
-            tgt_key_padding_mask=tgt_key_padding_mask,
-            memory_key_padding_mask=memory_key_padding_mask,
-        )
+        masks = {"src_mask": src_mask, "src_key_padding_mask": src_key_padding_mask}
+        memory, encoder_weights = self.encode(src, **masks)
+        masks = {"tgt_mask": tgt_mask, "memory_mask": memory_mask}
+        masks |= {"tgt_key_padding_mask": tgt_key_padding_mask}
+        masks |= {"memory_key_padding_mask": memory_key_padding_mask}
+        output, decoder_weights, cross_weights = self.decode(tgt, memory, **masks)
         return TransformerOutput(output, encoder_weights, decoder_weights, cross_weights)
 
     @classmethod

@@ -113,26 +113,19 @@ def _copy(value: Any) -> Tensor | np.ndarray | None:
 
 
 def _same(value: Any, copy: Tensor | np.ndarray) -> bool:
-    if isinstance(copy, np.ndarray):
-        return copy.shape == value.shape and bool(np.array_equal(copy, value, equal_nan=True))
-    value = value.detach()
-    if value.shape != copy.shape or value.dtype != copy.dtype:
-        return False
-    return bool(((value == copy) | (value != value) & (copy != copy)).all())  # NaN == NaN
+    value = value.detach().cpu().numpy() if isinstance(value, Tensor) else value
+    copy = copy.cpu().numpy() if isinstance(copy, Tensor) else copy
+    return value.dtype == copy.dtype and np.array_equal(
+        value, copy, equal_nan=value.dtype.kind in "fc"
+    )
 
 
 def _argument_name(function: Callable[..., Any], index: int) -> str:
     """The name of the ``index``-th positional parameter of ``function`` (``argument 2`` if unknown)."""
     try:
-        names = list(inspect.signature(function).parameters.values())
-    except (TypeError, ValueError):
-        names = []
-    if index < len(names) and names[index].kind in (
-        inspect.Parameter.POSITIONAL_ONLY,
-        inspect.Parameter.POSITIONAL_OR_KEYWORD,
-    ):
-        return names[index].name
-    return f"argument {index + 1}"
+        return list(inspect.signature(function).bind_partial(*range(index + 1)).arguments)[index]
+    except (TypeError, ValueError, IndexError):
+        return f"argument {index + 1}"
 
 
 def _close(actual: Tensor, expected: Tensor, atol: float) -> bool:
