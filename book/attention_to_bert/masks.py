@@ -1,9 +1,7 @@
-"""Masks, in one place: bool tensors where **True means "may not attend"**, as torch's
-``key_padding_mask`` and ``attn_mask``. Padding masks (from lengths or ids), the causal mask, the
-conversion from Hugging Face's ``attention_mask`` (1 = real token), merging masks, and what a masked
-key or a query that may attend to nothing gives: weight 0, nothing in the output (not even a NaN),
-and zeros. ``attention`` and ``multihead`` re-export the names chapters 1 and 5 import from them.
-"""
+"""Masks, in one place: bool tensors where **True means "may not attend"** (torch's convention).
+Padding and causal masks, Hugging Face's ``attention_mask`` (1 = real token) converted, masks merged,
+and what masking gives: weight 0, nothing in the output (not even a NaN), zeros for a query that may
+attend to nothing. ``attention`` and ``multihead`` re-export the names chapters 1 and 5 import."""
 
 from __future__ import annotations
 
@@ -20,10 +18,8 @@ def padding_mask(lengths: Tensor | list[int], max_length: int | None = None) -> 
     lengths = torch.as_tensor(lengths)
     lengths = lengths.long() if lengths.numel() == 0 else lengths  # [] is a float tensor
     if lengths.dim() != 1 or lengths.dtype.is_floating_point or lengths.dtype == torch.bool:
-        raise ValueError(
-            f"lengths must be a 1-D sequence of integers, got {lengths.dtype} of shape "
-            f"{tuple(lengths.shape)}"
-        )
+        got = f"{lengths.dtype} of shape {tuple(lengths.shape)}"
+        raise ValueError(f"lengths must be a 1-D sequence of integers, got {got}")
     if (lengths < 0).any():
         raise ValueError(f"lengths must be >= 0, got {lengths.tolist()}")
     longest = int(lengths.max()) if lengths.numel() else 0
@@ -100,9 +96,7 @@ def combine_masks(
         if tuple(attn_mask.shape) not in layouts:
             names = ["(query_len, key_len)", "(batch, query_len, key_len)"]
             names += ["(batch * heads, query_len, key_len)", "(batch, heads, query_len, key_len)"]
-            allowed = ", ".join(
-                f"{name} = {shape}" for name, shape in zip(names, layouts, strict=True)
-            )
+            allowed = ", ".join(f"{n} = {s}" for n, s in zip(names, layouts, strict=True))
             raise ValueError(f"attn_mask must have shape {allowed}; got {tuple(attn_mask.shape)}")
         attn_mask = layouts[tuple(attn_mask.shape)](attn_mask)
         mask = attn_mask if mask is None else mask | attn_mask

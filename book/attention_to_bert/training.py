@@ -34,10 +34,8 @@ def choose_device(prefer: str | None = None) -> torch.device:
     try:
         device = torch.device(prefer or ("cuda" if torch.cuda.is_available() else "cpu"))
     except RuntimeError:
-        message = f"prefer must be a device name such as 'cpu' or 'cuda', got {prefer!r}"
-        raise ValueError(message) from None
-    available = {"cpu": True, "cuda": torch.cuda.is_available()}
-    available["mps"] = torch.backends.mps.is_available()
+        raise ValueError(f"prefer must be a device name such as 'cuda', got {prefer!r}") from None
+    available = {"cuda": torch.cuda.is_available(), "mps": torch.backends.mps.is_available()}
     if not available.get(device.type, True):
         raise ValueError(f"prefer={prefer!r} was asked for, but this machine has no {device.type}")
     return device

@@ -106,11 +106,10 @@ class Seq2SeqTransformer(nn.Module):
             self._check_ids(src_ids, "src_ids", self.src_embedding.num_embeddings)
             memory_key_padding_mask = padding_mask_from_ids(src_ids, self.pad_id)
         check_tensor("memory", memory, floating=True, dim=3, axes="(batch, src_len, d_model)")
-        if not memory.shape[0] == memory_key_padding_mask.shape[0] == tgt_in_ids.shape[0]:
+        sizes = (memory.shape[0], memory_key_padding_mask.shape[0], tgt_in_ids.shape[0])
+        if len(set(sizes)) > 1:
             raise ValueError(
-                "memory, its padding mask (or src_ids) and tgt_in_ids must have the same batch "
-                f"size, got {memory.shape[0]}, {memory_key_padding_mask.shape[0]} and "
-                f"{tgt_in_ids.shape[0]}"
+                f"memory, src_ids and tgt_in_ids must have the same batch size: {sizes}"
             )
         length = tgt_in_ids.shape[1]
         output, self_weights, cross_weights = self.transformer.decode(
