@@ -96,8 +96,11 @@ def combine_masks(
         if tuple(attn_mask.shape) not in layouts:
             names = ["(query_len, key_len)", "(batch, query_len, key_len)"]
             names += ["(batch * heads, query_len, key_len)", "(batch, heads, query_len, key_len)"]
-            allowed = ", ".join(f"{n} = {s}" for n, s in zip(names, layouts, strict=True))
-            raise ValueError(f"attn_mask must have shape {allowed}; got {tuple(attn_mask.shape)}")
+            allowed = [f"{n} = {s}" for n, s in zip(names, layouts, strict=True)]
+            raise ValueError(
+                f"attn_mask must have shape {', '.join(allowed[:3])} or {allowed[3]}, "
+                f"got {tuple(attn_mask.shape)}"
+            )
         attn_mask = layouts[tuple(attn_mask.shape)](attn_mask)
         mask = attn_mask if mask is None else mask | attn_mask
     return mask
