@@ -124,7 +124,7 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None) -> Tensor:
     if broadcast != scores.shape:
         hint = ""
         if mask.dim() == 2 and scores.dim() == 3 and mask.shape[-1] == scores.shape[-1]:
-            hint = "; a per-key padding mask (batch, n_k) needs a query axis: mask[:, None, :]"
+            hint = "; a per-key padding mask of shape (batch, n_k) needs a query axis: mask[:, None, :]"
         raise ValueError(
             f"mask of shape {tuple(mask.shape)} cannot be broadcast to scores of shape "
             f"{tuple(scores.shape)}{hint}"
