@@ -202,14 +202,10 @@ class BertModel(nn.Module):
         attention_mask: torch.Tensor | None = None,
         output_attentions: bool = True,
     ) -> BertModelOutput:
-        """The last hidden states ``(batch, seq, hidden)``, each layer's attention weights and the
-        pooler's output, as a ``BertModelOutput`` that unpacks as ``(hidden, attentions)``.
-
-        ``token_type_ids`` (0 for sentence A, 1 for B) default to zeros; ``attention_mask`` is
-        Hugging Face's: 1 for real tokens, 0 for padding (a bool mask is refused as ambiguous).
-        ``output_attentions=False`` returns no weights (an empty list), which lets
-        ``attn_implementation="sdpa"`` use PyTorch's fused attention kernel.
-        """
+        """A ``BertModelOutput`` (unpacks as ``(hidden, attentions)``). ``token_type_ids`` (0: sentence
+        A, 1: B) default to zeros; ``attention_mask`` is Hugging Face's, 1 = real token, 0 = padding
+        (a bool mask is refused as ambiguous). ``output_attentions=False`` returns no weights (an empty
+        list), which lets ``attn_implementation="sdpa"`` use PyTorch's fused attention kernel."""
         check_token_ids("input_ids", input_ids, self.config.vocab_size)
         if input_ids.shape[1] > self.config.max_position_embeddings:
             raise ValueError(

@@ -126,8 +126,7 @@ class Transformer(nn.Module):
     """Encoder stack + final LayerNorm, decoder stack + final LayerNorm, exactly like ``nn.Transformer``.
 
     Works on vectors ``(batch, seq, d_model)`` (add embeddings and positions outside, as torch does).
-    ``forward(src, tgt, *, src_mask, ...)`` returns a ``TransformerOutput``, which unpacks as
-    ``(output, {"encoder": [...], "decoder": [...], "cross": [...]})``.
+    ``forward(src, tgt, *, src_mask, ...)`` returns a ``TransformerOutput``: ``(output, attentions)``.
     """
 
     def __init__(

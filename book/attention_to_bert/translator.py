@@ -93,12 +93,9 @@ class Seq2SeqTransformer(nn.Module):
         *,
         memory_key_padding_mask: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
-        """Logits (batch, tgt_len, tgt_vocab) for the next token after each prefix of ``tgt_in_ids``.
-
-        Pass the source's padding mask as ``memory_key_padding_mask`` (``src_ids`` instead, and it
-        is built from them). Also returns the decoder's masked self-attention and cross-attention
-        weights, one per layer.
-        """
+        """Logits (batch, tgt_len, tgt_vocab) for the next token after each prefix of ``tgt_in_ids``,
+        and each layer's self- and cross-attention weights. The source's padding: the
+        ``memory_key_padding_mask``, or built from ``src_ids``."""
         self._check_ids(tgt_in_ids, "tgt_in_ids", self.tgt_embedding.num_embeddings)
         if (src_ids is None) == (memory_key_padding_mask is None):
             raise TypeError("decode needs src_ids or memory_key_padding_mask (exactly one)")
@@ -108,9 +105,7 @@ class Seq2SeqTransformer(nn.Module):
         check_tensor("memory", memory, floating=True, dim=3, axes="(batch, src_len, d_model)")
         sizes = (memory.shape[0], memory_key_padding_mask.shape[0], tgt_in_ids.shape[0])
         if len(set(sizes)) > 1:
-            raise ValueError(
-                f"memory, src_ids and tgt_in_ids must have the same batch size: {sizes}"
-            )
+            raise ValueError(f"memory, src_ids, tgt_in_ids must have one batch size, got {sizes}")
         length = tgt_in_ids.shape[1]
         output, self_weights, cross_weights = self.transformer.decode(
             self._embed(self.tgt_embedding, tgt_in_ids),
@@ -122,12 +117,9 @@ class Seq2SeqTransformer(nn.Module):
         return self.generator(output), self_weights, cross_weights
 
     def forward(self, src_ids: torch.Tensor, tgt_in_ids: torch.Tensor) -> Seq2SeqTransformerOutput:
-        """Next-token logits (batch, tgt_len, tgt_vocab) and the attention weights of every layer.
-
-        ``tgt_in_ids`` is the target shifted right (it starts with ``<bos>``). The output unpacks as
-        ``(logits, attentions)``, a dict with the keys ``"encoder"``, ``"decoder"`` and ``"cross"``,
-        each a list of (batch, heads, q, k).
-        """
+        """Next-token logits (batch, tgt_len, tgt_vocab) for ``tgt_in_ids``, the target shifted right
+        (``<bos>`` first), and every layer's attention weights: unpacks as ``(logits, attentions)``,
+        ``attentions`` a dict ``{"encoder", "decoder", "cross"}`` of lists of (batch, heads, q, k)."""
         self._check_ids(src_ids, "src_ids", self.src_embedding.num_embeddings)
         src_key_padding_mask = padding_mask_from_ids(src_ids, self.pad_id)  # built once
         memory, encoder_weights = self.encode(src_ids, src_key_padding_mask=src_key_padding_mask)
