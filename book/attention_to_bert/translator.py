@@ -105,7 +105,7 @@ class Seq2SeqTransformer(nn.Module):
         check_tensor("memory", memory, floating=True, dim=3, axes="(batch, src_len, d_model)")
         sizes = (memory.shape[0], memory_key_padding_mask.shape[0], tgt_in_ids.shape[0])
         if len(set(sizes)) > 1:
-            raise ValueError(f"memory, src_ids, tgt_in_ids must have one batch size, got {sizes}")
+            raise ValueError(f"memory, src_ids, tgt_in_ids must have the same batch size: {sizes}")
         length = tgt_in_ids.shape[1]
         output, self_weights, cross_weights = self.transformer.decode(
             self._embed(self.tgt_embedding, tgt_in_ids),
