@@ -1,11 +1,8 @@
-"""Attention as a weight distribution: score functions, the masked softmax and attention pooling.
+"""Attention as a weight distribution (chapter 1): score functions and attention pooling.
 
-Shapes follow one convention everywhere: a query is ``(..., n_q, d_q)``, keys are ``(..., n_k, d_k)``,
-values are ``(..., n_k, d_v)``. A score function returns ``(..., n_q, n_k)`` (one score per query and
-key), the softmax over the last dimension turns each row into weights that sum to one, and the output
-is the weighted sum of the values, ``(..., n_q, d_v)``. Masks are bool tensors where **True means
-"may not attend"** (as in ``torch.nn.MultiheadAttention``'s ``key_padding_mask``). Chapter 1 derives
-each piece; later chapters import them from here.
+Shapes: a query is ``(..., n_q, d_q)``, keys ``(..., n_k, d_k)``, values ``(..., n_k, d_v)``. A score
+function returns ``(..., n_q, n_k)``, the (masked) softmax over the last dimension turns each row into
+weights that sum to one, and the output is the weighted sum of the values, ``(..., n_q, d_v)``.
 """
 
 from __future__ import annotations
@@ -132,13 +129,9 @@ def attention(
     mask: Tensor | None = None,
     score: Callable[[Tensor, Tensor], Tensor] = scaled_dot_score,
 ) -> tuple[Tensor, Tensor]:
-    """Attention pooling: weight the values by the softmax of the query-key scores.
-
-    ``query`` ``(..., n_q, d_q)``, ``key`` ``(..., n_k, d_k)``, ``value`` ``(..., n_k, d_v)``; ``mask``
-    (bool, True = may not attend) broadcastable to ``(..., n_q, n_k)``; ``score`` any function or
-    module called as ``score(query, key)``. Returns ``(output, weights)``: the weighted sums of the
-    values ``(..., n_q, d_v)`` and the weights ``(..., n_q, n_k)`` whose rows sum to 1 (0 if fully masked).
-    """
+    """Attention pooling: ``(output, weights)``, the values weighted by the softmax of
+    ``score(query, key)``; ``mask`` (True = may not attend) broadcasts to ``(..., n_q, n_k)``. Rows of
+    ``weights`` sum to 1 (0 if fully masked); a masked key never reaches the output."""
     _check_tensors(query=query, key=key, value=value)
     if key.shape[-2] != value.shape[-2]:
         raise ValueError(

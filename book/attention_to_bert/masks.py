@@ -107,12 +107,8 @@ def combine_masks(
 
 
 def masked_softmax(scores: Tensor, mask: Tensor | None = None) -> Tensor:
-    """Softmax over the last dimension of ``scores``, ignoring the positions where ``mask`` is True.
-
-    ``mask`` is a bool tensor broadcastable to ``scores.shape``; True means "may not attend", so those
-    positions get weight exactly 0. A row whose positions are all masked gets all-zero weights (not
-    NaN, and no NaN gradient either), so padding rows are harmless.
-    """
+    """Softmax over the last dimension of ``scores``; where ``mask`` (broadcastable) is True the
+    weight is exactly 0, and a fully masked row gets all-zero weights (no NaN, not in the gradient)."""
     check_tensor("scores", scores, floating=True, min_dim=1)
     if mask is None:
         return torch.softmax(scores, dim=-1)

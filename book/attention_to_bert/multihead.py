@@ -36,11 +36,8 @@ class MultiHeadAttention(nn.Module):
     """Multi-head scaled dot-product attention, like ``nn.MultiheadAttention(batch_first=True)``.
 
     ``forward(query, key, value, key_padding_mask=None, attn_mask=None) -> (output, weights)``, with
-    ``query`` ``(batch, query_len, d_model)``, ``key``, ``value`` ``(batch, key_len, d_model)``, bool
-    masks (``True`` = may not attend) ``key_padding_mask`` ``(batch, key_len)`` and ``attn_mask``
-    ``(query_len, key_len)``, ``(batch, query_len, key_len)``, ``(batch * heads, query_len, key_len)``
-    or ``(batch, heads, query_len, key_len)``; ``weights`` ``(batch, heads, query_len, key_len)`` as
-    used (after dropout). A query that may attend to nothing gets zero weights and output (not NaN).
+    the masks of ``masks.combine_masks``; ``weights`` ``(batch, heads, query_len, key_len)`` as used
+    (after dropout). A query that may attend to nothing gets zero weights and output (not NaN).
     """
 
     def __init__(

@@ -52,12 +52,10 @@ def train(
     log_every: int = 0,
     evaluate: Callable[[nn.Module], float] | None = None,
 ) -> list[float]:
-    """Train ``model`` and return the loss of every step.
+    """Train ``model`` and return the loss of every step; it ends in eval mode, even if a step raises.
 
-    ``batches()`` is called once per epoch and yields batches; ``loss_fn(model, batch)`` returns the
-    scalar loss of one batch. Every ``log_every`` steps (0: at the end of each epoch) a line is
-    printed: epoch, step, mean loss since the last line, ``evaluate(model)`` if given, seconds.
-    The model ends in eval mode, even if a step raises.
+    ``batches()`` yields an epoch's batches; ``loss_fn(model, batch)`` returns a batch's loss. Every
+    ``log_every`` steps (0: each epoch) it prints epoch, step, mean loss, ``evaluate(model)``, seconds.
     """
     check_int("epochs", epochs)
     losses: list[float] = []
