@@ -34,20 +34,13 @@ def pytest_runtest_setup(item) -> None:
 
 
 # Long tests, skipped by `pytest -m "not slow"` (the unit layer, under a minute): every notebook under
-# nbval and the test files below (site build and browser checks, determinism). `pytest` alone still
-# runs everything, as the README says.
-SLOW_TEST_FILES = {
-    "test_bertviz_offline.py",
-    "test_browser.py",
-    "test_browser_diagrams.py",
-    "test_determinism.py",
-    "test_site.py",
-}
+# nbval, marked here (an nbval item has no function to decorate), and the tests marked
+# `@pytest.mark.slow` in their files (site build and browser checks, determinism). `pytest` alone
+# still runs everything, as the README says.
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    """Mark the notebooks (nbval items) and the long test files as ``slow``."""
+    """Mark the notebooks (nbval items) as ``slow``."""
     for item in items:
-        path = Path(str(item.path))
-        if path.suffix == ".ipynb" or path.name in SLOW_TEST_FILES:
+        if Path(str(item.path)).suffix == ".ipynb":
             item.add_marker(pytest.mark.slow)

@@ -15,7 +15,8 @@ import pytest
 
 matplotlib.use("Agg")
 
-ROOT = Path(__file__).resolve().parents[1]
+from helpers import ROOT
+
 CHROMIUM = Path(os.environ.get("BOOK_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_FLAGS = [
     "--headless",

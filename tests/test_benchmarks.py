@@ -5,12 +5,10 @@ No timing is asserted here (timings depend on the machine); the script itself is
 
 import importlib.util
 import sys
-from pathlib import Path
 
 import pytest
 import torch
-
-ROOT = Path(__file__).resolve().parents[1]
+from helpers import ROOT
 
 
 @pytest.fixture(scope="module")

@@ -86,11 +86,12 @@ def test_hidden_states_and_attention_equal_transformers(minilm, reference, encod
 def test_pooler_equals_transformers(minilm, reference, encoded):
     model, _ = minilm
     with torch.no_grad():
-        hidden, _ = model(
-            encoded["input_ids"], encoded["token_type_ids"], encoded["attention_mask"]
-        )
+        output = model(encoded["input_ids"], encoded["token_type_ids"], encoded["attention_mask"])
         expected = reference(**encoded).pooler_output
-    assert (model.pooler(hidden[:, 0]) - expected).abs().max() < 1e-5
+    assert (output.pooler_output - expected).abs().max() < 1e-5  # forward calls the pooler
+    hidden, attentions = output  # unpacks as the tuple it used to be
+    assert hidden is output.last_hidden_state is output["last_hidden_state"] is output[0]
+    assert attentions is output.attentions and len(output) == 2
 
 
 def test_sdpa_path_gives_the_same_hidden_states(minilm, encoded):
@@ -219,3 +220,31 @@ def test_bad_inputs_raise_clear_errors(kwargs, error, message):
 def test_model_needs_a_config():
     with pytest.raises(TypeError, match="BertConfig"):
         bert.BertModel({"hidden_size": 16})
+
+
+def test_padding_given_as_a_bool_mask_is_refused_not_inverted():
+    """A bool mask with True = padding (chapters 1-6) read as Hugging Face's 1 = real token would
+    attend to the padding only: it is refused, and the message names both conventions."""
+    model = bert.BertModel(tiny_config()).eval()
+    ids, hf_mask = torch.randint(1, 50, (2, 5)), torch.tensor([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]])
+    with pytest.raises(TypeError, match="attention_mask must hold 0 and 1, got a bool") as error:
+        model(ids, attention_mask=hf_mask == 0)
+    assert "1 for real tokens" in str(error.value) and "True for padding" in str(error.value)
+    with pytest.raises(ValueError, match="attention_mask must hold only 0 and 1"):
+        model(ids, attention_mask=ids)  # token ids passed as the mask
+    with torch.no_grad():  # the right conversion gives what the 1/0 mask gives
+        expected = model(ids, attention_mask=hf_mask).last_hidden_state
+        converted = model(ids, attention_mask=(~(hf_mask == 0)).long()).last_hidden_state
+    assert torch.equal(expected, converted)
+
+
+def test_a_nan_at_a_padded_position_does_not_reach_the_real_tokens():
+    torch.manual_seed(0)
+    for implementation in ("eager", "sdpa"):
+        config = dataclasses.replace(tiny_config(), attn_implementation=implementation)
+        model = bert.BertModel(config).eval()
+        ids, mask = torch.randint(1, 50, (1, 5)), torch.tensor([[1, 1, 1, 0, 0]])
+        with torch.no_grad():
+            model.embeddings.word_embeddings.weight[ids[0, 4]] = float("nan")
+            hidden = model(ids, attention_mask=mask, output_attentions=False).last_hidden_state
+        assert torch.isfinite(hidden[0, :3]).all(), implementation

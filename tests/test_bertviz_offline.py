@@ -15,18 +15,19 @@ import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 from urllib.request import urlopen
 
 import bertviz
 import nbformat
 import pytest
 import torch
+from helpers import ROOT
 from test_browser import is_local
 
 from attention_to_bert import bertviz_offline
 
-ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow  # skipped by `pytest -m "not slow"`
+
 TOKENS = ["[CLS]", "the", "cat", "sat", "[SEP]"]
 ARTIFACTS = ROOT / "tests" / "artifacts" / "screenshots"
 VIEW_TEXTS = 'div[id^="bertviz-"] #vis svg text'

@@ -35,8 +35,10 @@ from urllib.parse import unquote, urlsplit
 import nbformat
 import pytest
 import yaml
+from helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow  # skipped by `pytest -m "not slow"`
+
 ARTIFACTS = ROOT / "tests" / "artifacts" / "screenshots"
 VENDORED = ROOT / "book" / "_static" / "vendored"
 PACKAGE_JAVASCRIPT = (

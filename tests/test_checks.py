@@ -3,6 +3,8 @@
 import inspect
 
 import pytest
+import torch
+import torch.nn.functional as F
 
 from attention_to_bert import checks
 from attention_to_bert.checks import Checker
@@ -56,3 +58,56 @@ def test_a_pair_with_a_missing_part_does_not_pass(capsys):
 
     assert checks.han_attention(half_done) is False
     assert "returned None" in capsys.readouterr().out
+
+
+def in_place_masked_softmax(scores, mask):
+    scores.masked_fill_(mask, float("-inf"))  # writes into the caller's scores
+    return torch.softmax(scores, dim=-1).nan_to_num(0.0)
+
+
+def in_place_scaled_dot_score(query, key):
+    query /= query.shape[-1] ** 0.5  # the right score, but the caller's query is divided too
+    return query @ key.transpose(-2, -1)
+
+
+def in_place_split_heads(x, num_heads):
+    batch, seq, d_model = x.shape
+    heads = x.view(batch, seq, num_heads, d_model // num_heads).transpose(1, 2).clone()
+    x.zero_()
+    return heads
+
+
+def in_place_label_smoothing(logits, targets, smoothing, pad_id):
+    logits -= logits.max(dim=-1, keepdim=True).values  # a stable softmax, shifted in place
+    return F.cross_entropy(logits, targets, ignore_index=pad_id, label_smoothing=smoothing)
+
+
+@pytest.mark.parametrize(
+    "checker, candidate, name",
+    [
+        (checks.masked_softmax, in_place_masked_softmax, "scores"),
+        (checks.scaled_dot_score, in_place_scaled_dot_score, "query"),
+        (checks.split_heads, in_place_split_heads, "x"),
+        (checks.label_smoothed_cross_entropy, in_place_label_smoothing, "logits"),
+    ],
+    ids=lambda value: getattr(value, "__name__", value),
+)
+def test_every_checker_catches_an_input_modified_in_place(checker, candidate, name, capsys):
+    assert checker(candidate) is False
+    assert f"the input `{name}` was modified in place" in capsys.readouterr().out
+
+
+def test_a_message_repeated_in_every_case_is_printed_once(capsys):
+    def stub(scores, mask): ...
+
+    assert checks.masked_softmax(stub) is False
+    output = capsys.readouterr().out
+    assert output.count("returned None") == 1 and "in all 6 cases" in output
+    assert "1 problem(s) found" in output
+
+
+def test_a_checker_leaves_the_global_random_state_alone():
+    torch.manual_seed(123)
+    state = torch.random.get_rng_state()
+    checks.mlm_mask(lambda *args: None)  # the checker seeds its own draws
+    assert torch.equal(torch.random.get_rng_state(), state)

@@ -7,17 +7,18 @@ always.
 
 import os
 import sys
-from pathlib import Path
 
 import nbformat
 import pytest
+from helpers import CHAPTERS, ROOT
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 import check_determinism  # noqa: E402
 
-NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
+pytestmark = pytest.mark.slow  # skipped by `pytest -m "not slow"`
+
+NOTEBOOKS = CHAPTERS
 PATTERNS = check_determinism.sanitize_patterns()
 
 

@@ -1,12 +1,11 @@
 """Every chapter ends with exercises a teacher can use: conceptual, coding (with a checker), explore."""
 
 import re
-from pathlib import Path
 
 import nbformat
 import pytest
+from helpers import CHAPTERS
 
-CHAPTERS = sorted((Path(__file__).resolve().parents[1] / "book").glob("*.ipynb"))
 HEADING = re.compile(r"^### Exercise \d+\.\d+ \((conceptual|coding|explore)\)", re.MULTILINE)
 
 

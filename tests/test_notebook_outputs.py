@@ -2,12 +2,11 @@
 
 import importlib.util
 import sys
-from pathlib import Path
 
 import nbformat
+from helpers import ROOT
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location(
     "check_notebook_outputs", ROOT / "scripts" / "check_notebook_outputs.py"
 )

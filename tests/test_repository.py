@@ -4,11 +4,10 @@ and scripts/set_repository.py moves them all at once (as the Pages workflow does
 import importlib.util
 import shutil
 import sys
-from pathlib import Path
 
 import pytest
+from helpers import CHAPTERS, ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location(
     "set_repository", ROOT / "scripts" / "set_repository.py"
 )
@@ -21,7 +20,7 @@ def test_every_notebook_installs_from_the_configured_repository():
     url = set_repository.configured_url()
     assert url.startswith("https://github.com/")
     urls = set_repository.notebook_urls()
-    assert len(urls) == 7
+    assert len(urls) == len(CHAPTERS)
     assert all(found == [url] for found in urls.values()), urls
 
 
@@ -29,7 +28,7 @@ def test_every_notebook_installs_from_the_configured_repository():
 def copy_of_the_book(tmp_path):
     shutil.copy(ROOT / "_config.yml", tmp_path / "_config.yml")
     (tmp_path / "book").mkdir()
-    for path in (ROOT / "book").glob("[0-9][0-9]_*.ipynb"):
+    for path in CHAPTERS:
         shutil.copy(path, tmp_path / "book" / path.name)
     return tmp_path
 

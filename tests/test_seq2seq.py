@@ -109,6 +109,10 @@ def test_keys_projected_once_give_the_scores_formula(vocabs, score):
     torch.testing.assert_close(
         decoder._score(state[:, None], keys), decoder.score(state[:, None], outputs)
     )
+    if score == "additive":  # the score module's own formula, bit for bit (no copy in the decoder)
+        query = decoder.score.query_projection(state[:, None]).unsqueeze(-2)
+        by_hand = decoder.score.v(torch.tanh(query + keys.unsqueeze(-3))).squeeze(-1)
+        assert torch.equal(decoder._score(state[:, None], keys), by_hand)
 
 
 def test_without_attention_the_context_is_the_encoder_final_state(vocabs):

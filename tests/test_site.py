@@ -1,16 +1,16 @@
 """The website builds from the stored notebook outputs with warnings treated as errors."""
 
-from pathlib import Path
+import pytest
+from helpers import CHAPTERS
 
-ROOT = Path(__file__).resolve().parents[1]
-
+pytestmark = pytest.mark.slow  # skipped by `pytest -m "not slow"`
 
 # `built_site` (the site built once per session with -W) lives in tests/conftest.py.
 
 
 def test_site_builds_cleanly_with_every_chapter(built_site):
     assert (built_site / "index.html").exists()
-    for notebook in sorted((ROOT / "book").glob("*.ipynb")):
+    for notebook in CHAPTERS:
         page = built_site / "book" / f"{notebook.stem}.html"
         assert page.exists(), f"{page.name} missing from the built site"
     assert (built_site / "book" / "teaching.html").exists()

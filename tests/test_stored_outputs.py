@@ -7,12 +7,11 @@ scripts/check_notebook_outputs.py (tests/test_notebook_outputs.py, and pre-commi
 """
 
 import sys
-from pathlib import Path
 
 import nbformat
+from helpers import ROOT
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 import execute_notebooks  # noqa: E402
 from check_notebook_outputs import split_streams  # noqa: E402

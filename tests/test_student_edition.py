@@ -1,11 +1,10 @@
 import importlib.util
-from pathlib import Path
 
 import nbformat
 import pytest
+from helpers import CHAPTERS, ROOT
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location(
     "student_edition", ROOT / "scripts" / "student_edition.py"
 )
@@ -89,7 +88,7 @@ def test_write_student_edition_copies_the_package_and_the_images(tmp_path):
 
 def test_the_real_book_has_no_solution_left_in_the_student_edition(tmp_path):
     written = student_edition.write_student_edition(output=tmp_path / "student")
-    assert len(written) == len(list((ROOT / "book").glob("*.ipynb")))
+    assert len(written) == len(CHAPTERS)
     for path in written:
         for cell in nbformat.read(path, as_version=4).cells:
             assert "solution" not in cell.metadata.get("tags", []), (

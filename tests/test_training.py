@@ -52,9 +52,37 @@ def test_choose_device_defaults_to_cuda_or_cpu():
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
-def test_choose_device_refuses_missing_cuda():
-    with pytest.raises(ValueError, match="CUDA is not available"):
-        choose_device("cuda")
+@pytest.mark.parametrize("name", ["cuda", "mps"])
+def test_choose_device_refuses_a_missing_device(name):
+    if (
+        name == "cuda"
+        and torch.cuda.is_available()
+        or name == "mps"
+        and torch.backends.mps.is_available()
+    ):
+        pytest.skip(f"this machine has {name}")
+    with pytest.raises(ValueError, match=f"prefer='{name}' was asked for, but this machine has no"):
+        choose_device(name)
+
+
+def test_choose_device_names_a_bad_name():
+    with pytest.raises(ValueError, match="prefer must be a device name"):
+        choose_device("gpu")
+    with pytest.raises(TypeError, match="prefer must be a device name"):
+        choose_device(0)
+
+
+def test_train_ends_in_eval_mode_even_when_a_step_raises():
+    model = torch.nn.Linear(1, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def broken(model, batch):
+        assert model.training  # train() trains in train mode
+        raise RuntimeError("a bad batch")
+
+    with pytest.raises(RuntimeError, match="a bad batch"):
+        train(model, lambda: [None], broken, optimizer)
+    assert not model.training
 
 
 def test_train_fits_a_line_and_logs(capsys):

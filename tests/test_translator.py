@@ -134,3 +134,22 @@ def test_noam_schedule_rejects_bad_arguments():
         noam_schedule(64, 0)
     with pytest.raises(ValueError, match="factor"):
         noam_schedule(64, 10, factor=0)
+
+
+def test_the_source_padding_mask_is_built_once_and_passed_by_keyword():
+    model = small_model().eval()
+    source = torch.tensor([[5, 6, 7, 0, 0], [8, 9, 0, 0, 0]])
+    target = torch.randint(4, 15, (2, 3))
+    with torch.no_grad():
+        out = model(source, target)
+        memory, _ = model.encode(source)
+        by_ids, _, _ = model.decode(target, memory, source)  # the old way still works
+        padding = source == model.pad_id
+        by_mask, _, _ = model.decode(target, memory, memory_key_padding_mask=padding)
+    assert torch.equal(by_ids, by_mask) and torch.equal(out.logits, by_mask)
+    logits, attentions = out  # unpacks as it used to
+    assert logits is out["logits"] and attentions["cross"] is out.cross_attentions
+    with pytest.raises(TypeError, match="src_ids or memory_key_padding_mask"):
+        model.decode(target, memory)
+    with pytest.raises(TypeError, match="src_ids or memory_key_padding_mask"):
+        model.decode(target, memory, source, memory_key_padding_mask=padding)

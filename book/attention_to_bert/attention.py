@@ -1,11 +1,8 @@
-"""Attention as a weight distribution: score functions, the masked softmax and attention pooling.
+"""Attention as a weight distribution (chapter 1): score functions and attention pooling.
 
-Shapes follow one convention everywhere: a query is ``(..., n_q, d_q)``, keys are ``(..., n_k, d_k)``,
-values are ``(..., n_k, d_v)``. A score function returns ``(..., n_q, n_k)`` (one score per query and
-key), the softmax over the last dimension turns each row into weights that sum to one, and the output
-is the weighted sum of the values, ``(..., n_q, d_v)``. Masks are bool tensors where **True means
-"may not attend"** (as in ``torch.nn.MultiheadAttention``'s ``key_padding_mask``). Chapter 1 derives
-each piece; later chapters import them from here.
+Shapes: a query is ``(..., n_q, d_q)``, keys ``(..., n_k, d_k)``, values ``(..., n_k, d_v)``. A score
+function returns ``(..., n_q, n_k)``, the (masked) softmax over the last dimension turns each row into
+weights that sum to one, and the output is the weighted sum of the values, ``(..., n_q, d_v)``.
 """
 
 from __future__ import annotations
@@ -16,13 +13,16 @@ from collections.abc import Callable
 import torch
 from torch import Tensor, nn
 
-from attention_to_bert.validate import check_ints, check_mask, check_tensor
+from attention_to_bert.masks import masked_softmax, weighted_sum
+from attention_to_bert.masks import padding_mask as padding_mask  # re-exported for chapter 1
+from attention_to_bert.validate import check_ints, check_tensor
 
 
 def _check_tensors(**tensors: Tensor) -> None:
     """Floating-point tensors of 2 or more dimensions whose batch dimensions (all but the last two) broadcast."""
     for name, tensor in tensors.items():
         check_tensor(name, tensor, floating=True, min_dim=2)
+        check_tensor(name, tensor, floating=next(iter(tensors.values())).dtype)
     try:
         torch.broadcast_shapes(*(tensor.shape[:-2] for tensor in tensors.values()))
     except RuntimeError:
@@ -38,6 +38,10 @@ def _check_query_key(query: Tensor, key: Tensor, score: nn.Module | None = None)
     both of one size ``d``, or of the sizes that the learned ``score`` module was built for."""
     _check_tensors(query=query, key=key)
     got = f"got query {tuple(query.shape)} and key {tuple(key.shape)}"
+    if query.shape[-1] == 0 or key.shape[-1] == 0:
+        raise ValueError(f"query and key must have at least one feature (last dimension), {got}")
+    if score is not None:
+        check_tensor("query", query, floating=score.key_projection.weight.dtype)
     if score is None and query.shape[-1] != key.shape[-1]:
         raise ValueError(f"query and key must have the same feature size d (last dimension), {got}")
     if score is not None and (query.shape[-1], key.shape[-1]) != (score.query_size, score.key_size):
@@ -45,50 +49,6 @@ def _check_query_key(query: Tensor, key: Tensor, score: nn.Module | None = None)
             f"{type(score).__name__}({score.extra_repr()}) expects query (..., n_q, {score.query_size}) "
             f"and key (..., n_k, {score.key_size}), {got}"
         )
-
-
-def masked_softmax(scores: Tensor, mask: Tensor | None = None) -> Tensor:
-    """Softmax over the last dimension of ``scores``, ignoring the positions where ``mask`` is True.
-
-    ``mask`` is a bool tensor broadcastable to ``scores.shape``; True means "may not attend", so those
-    positions get weight exactly 0. A row whose positions are all masked gets all-zero weights (not
-    NaN, and no NaN gradient either), so padding rows are harmless.
-    """
-    check_tensor("scores", scores, floating=True, min_dim=1)
-    if mask is None:
-        return torch.softmax(scores, dim=-1)
-    check_mask("mask", mask)
-    try:
-        broadcast = torch.broadcast_shapes(mask.shape, scores.shape)
-    except RuntimeError:
-        broadcast = None
-    if broadcast != scores.shape:
-        hint = ""
-        if mask.dim() == 2 and scores.dim() == 3 and mask.shape[-1] == scores.shape[-1]:
-            hint = "; a per-key padding mask of shape (batch, n_k) needs a query axis: mask[:, None, :]"
-        raise ValueError(
-            f"mask of shape {tuple(mask.shape)} cannot be broadcast to scores of shape {tuple(scores.shape)}{hint}"
-        )
-    # A large negative number instead of -inf: a fully masked row then gives a uniform row (not NaN),
-    # which the final masked_fill sets to zero. masked_fill also blocks the gradient of masked scores.
-    filled = scores.masked_fill(mask, torch.finfo(scores.dtype).min)
-    return torch.softmax(filled, dim=-1).masked_fill(mask, 0.0)
-
-
-def padding_mask(lengths: Tensor | list[int], max_length: int | None = None) -> Tensor:
-    """Bool mask ``(batch, max_length)`` that is True at the padded positions (index >= length)."""
-    lengths = torch.as_tensor(lengths)
-    if lengths.dim() != 1 or lengths.dtype.is_floating_point or lengths.dtype == torch.bool:
-        raise ValueError(
-            f"lengths must be a 1-D sequence of integers, got {lengths.dtype} of shape {tuple(lengths.shape)}"
-        )
-    if (lengths < 0).any():
-        raise ValueError(f"lengths must be >= 0, got {lengths.tolist()}")
-    longest = int(lengths.max()) if lengths.numel() else 0
-    max_length = longest if max_length is None else max_length
-    if max_length < longest:
-        raise ValueError(f"max_length={max_length} is shorter than the longest length ({longest})")
-    return torch.arange(max_length, device=lengths.device) >= lengths[:, None]
 
 
 def dot_score(query: Tensor, key: Tensor) -> Tensor:
@@ -119,7 +79,11 @@ class GeneralScore(nn.Module):
 
     def forward(self, query: Tensor, key: Tensor) -> Tensor:
         _check_query_key(query, key, self)
-        return query @ self.key_projection(key).transpose(-2, -1)
+        return self.score_projected(query, self.key_projection(key))
+
+    def score_projected(self, query: Tensor, projected_key: Tensor) -> Tensor:
+        """The score from keys already projected, ``W k`` (a decoder projects them once)."""
+        return query @ projected_key.transpose(-2, -1)
 
     def extra_repr(self) -> str:
         return f"query_size={self.query_size}, key_size={self.key_size}"
@@ -144,9 +108,13 @@ class AdditiveScore(nn.Module):
 
     def forward(self, query: Tensor, key: Tensor) -> Tensor:
         _check_query_key(query, key, self)
+        return self.score_projected(query, self.key_projection(key))
+
+    def score_projected(self, query: Tensor, projected_key: Tensor) -> Tensor:
+        """The score from keys already projected, ``W_k k`` (a decoder projects them once)."""
         # (..., n_q, 1, h) + (..., 1, n_k, h) -> (..., n_q, n_k, h) -> (..., n_q, n_k)
         hidden = torch.tanh(
-            self.query_projection(query).unsqueeze(-2) + self.key_projection(key).unsqueeze(-3)
+            self.query_projection(query).unsqueeze(-2) + projected_key.unsqueeze(-3)
         )
         return self.v(hidden).squeeze(-1)
 
@@ -161,13 +129,9 @@ def attention(
     mask: Tensor | None = None,
     score: Callable[[Tensor, Tensor], Tensor] = scaled_dot_score,
 ) -> tuple[Tensor, Tensor]:
-    """Attention pooling: weight the values by the softmax of the query-key scores.
-
-    ``query`` ``(..., n_q, d_q)``, ``key`` ``(..., n_k, d_k)``, ``value`` ``(..., n_k, d_v)``; ``mask``
-    (bool, True = may not attend) broadcastable to ``(..., n_q, n_k)``; ``score`` any function or
-    module called as ``score(query, key)``. Returns ``(output, weights)``: the weighted sums of the
-    values ``(..., n_q, d_v)`` and the weights ``(..., n_q, n_k)`` whose rows sum to 1 (0 if fully masked).
-    """
+    """Attention pooling: ``(output, weights)``, the values weighted by the softmax of
+    ``score(query, key)``; ``mask`` (True = may not attend) broadcasts to ``(..., n_q, n_k)``. Rows of
+    ``weights`` sum to 1 (0 if fully masked); a masked key never reaches the output."""
     _check_tensors(query=query, key=key, value=value)
     if key.shape[-2] != value.shape[-2]:
         raise ValueError(
@@ -187,4 +151,4 @@ def attention(
             f"score(query, key) must return shape {expected} (..., n_q, n_k), got {tuple(scores.shape)}"
         )
     weights = masked_softmax(scores, mask)
-    return weights @ value, weights
+    return weighted_sum(weights, value, mask), weights

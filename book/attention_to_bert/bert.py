@@ -16,9 +16,21 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attention_to_bert.attention import masked_softmax
+from attention_to_bert.masks import (
+    attends_to_nothing,
+    from_attention_mask,
+    masked_softmax,
+    weighted_sum,
+)
 from attention_to_bert.multihead import merge_heads, split_heads
-from attention_to_bert.validate import check_token_ids
+from attention_to_bert.outputs import BertModelOutput
+from attention_to_bert.validate import (
+    check_fraction,
+    check_int,
+    check_ints,
+    check_number,
+    check_token_ids,
+)
 
 
 @dataclass
@@ -41,6 +53,15 @@ class BertConfig:
     attn_implementation: str = "eager"  # "sdpa": fused kernel when the weights are not requested
 
     def __post_init__(self) -> None:
+        sizes = [field.name for field in fields(self) if field.type == "int"]
+        check_ints(**{name: getattr(self, name) for name in sizes if name != "pad_token_id"})
+        check_int("pad_token_id", self.pad_token_id, minimum=0)
+        if self.pad_token_id >= self.vocab_size:
+            raise ValueError(f"pad_token_id must be < vocab_size, got {self.pad_token_id}")
+        check_fraction("hidden_dropout_prob", self.hidden_dropout_prob)
+        check_fraction("attention_probs_dropout_prob", self.attention_probs_dropout_prob)
+        check_number("layer_norm_eps", self.layer_norm_eps, positive=True)
+        check_number("initializer_range", self.initializer_range, positive=True)
         if self.hidden_size % self.num_attention_heads:
             raise ValueError(
                 f"hidden_size ({self.hidden_size}) must be a multiple of num_attention_heads "
@@ -98,17 +119,20 @@ class BertSelfAttention(nn.Module):
             split_heads(layer(hidden), heads) for layer in (self.query, self.key, self.value)
         )
         if self.use_sdpa and not need_weights:  # fused kernel: same result, the weights not stored
-            # a sequence with no token to attend to attends to all (no NaN), then gets zeros
-            allowed = None if mask is None else ~mask | mask.all(dim=-1, keepdim=True)
+            # a sequence with no token to attend to attends to all (no NaN), then gets zeros;
+            # padded keys and values are zeroed, so that not even a NaN there reaches the output
+            allowed = None if mask is None else ~mask | attends_to_nothing(mask)
+            if mask is not None:
+                key, value = (x.masked_fill(mask.transpose(-1, -2), 0.0) for x in (key, value))
             p = self.dropout.p if self.training else 0.0
             context = F.scaled_dot_product_attention(
                 query, key, value, attn_mask=allowed, dropout_p=p
             )
             if mask is not None:
-                context = context.masked_fill(mask.all(dim=-1, keepdim=True), 0.0)
+                context = context.masked_fill(attends_to_nothing(mask), 0.0)
             return merge_heads(context), None
         weights = masked_softmax(query @ key.transpose(-1, -2) / math.sqrt(query.shape[-1]), mask)
-        return merge_heads(self.dropout(weights) @ value), weights
+        return merge_heads(weighted_sum(self.dropout(weights), value, mask)), weights
 
 
 class BertOutput(nn.Module):
@@ -163,7 +187,7 @@ class BertModel(nn.Module):
         self.encoder = nn.ModuleDict(
             {"layer": nn.ModuleList(BertLayer(config) for _ in range(config.num_hidden_layers))}
         )
-        # the pooler, tanh(W h + b) of h = hidden[:, 0] ([CLS]), read by the next-sentence head
+        # the pooler, tanh(W h + b) of h = hidden[:, 0] ([CLS]): the output's pooler_output
         self.pooler = nn.Sequential(
             OrderedDict(
                 dense=nn.Linear(config.hidden_size, config.hidden_size), activation=nn.Tanh()
@@ -177,13 +201,11 @@ class BertModel(nn.Module):
         token_type_ids: torch.Tensor | None = None,
         attention_mask: torch.Tensor | None = None,
         output_attentions: bool = True,
-    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
-        """Return the last hidden states ``(batch, seq, hidden)`` and each layer's attention weights.
-
-        ``token_type_ids`` (0 for sentence A, 1 for B) default to zeros; ``attention_mask`` is 1 for
-        real tokens, 0 for padding. ``output_attentions=False`` returns no weights (an empty list),
-        which lets ``attn_implementation="sdpa"`` use PyTorch's fused attention kernel.
-        """
+    ) -> BertModelOutput:
+        """A ``BertModelOutput`` (unpacks as ``(hidden, attentions)``). ``token_type_ids`` (0: sentence
+        A, 1: B) default to zeros; ``attention_mask`` is Hugging Face's, 1 = real token, 0 = padding
+        (a bool mask is refused as ambiguous). ``output_attentions=False`` returns no weights (an empty
+        list), which lets ``attn_implementation="sdpa"`` use PyTorch's fused attention kernel."""
         check_token_ids("input_ids", input_ids, self.config.vocab_size)
         if input_ids.shape[1] > self.config.max_position_embeddings:
             raise ValueError(
@@ -192,22 +214,23 @@ class BertModel(nn.Module):
             )
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)
-        for name, value in (("token_type_ids", token_type_ids), ("attention_mask", attention_mask)):
-            if value is not None and value.shape != input_ids.shape:
-                raise ValueError(
-                    f"{name} must have shape {tuple(input_ids.shape)} like input_ids, "
-                    f"got {tuple(value.shape)}"
-                )
         check_token_ids("token_type_ids", token_type_ids, self.config.type_vocab_size)
+        if token_type_ids.shape != input_ids.shape:
+            raise ValueError(
+                f"token_type_ids must have shape {tuple(input_ids.shape)} like input_ids, "
+                f"got {tuple(token_type_ids.shape)}"
+            )
         # (batch, 1, 1, keys), True at padding: broadcast over the heads and the queries
-        mask = None if attention_mask is None else ~attention_mask.bool()[:, None, None, :]
+        mask = None
+        if attention_mask is not None:
+            mask = from_attention_mask(attention_mask, input_ids)[:, None, None, :]
         hidden = self.embeddings(input_ids, token_type_ids)
         attentions = []
         for layer in self.encoder.layer:
             hidden, weights = layer(hidden, mask, output_attentions)
             if output_attentions:
                 attentions.append(weights)
-        return hidden, attentions
+        return BertModelOutput(hidden, attentions, self.pooler(hidden[:, 0]))
 
 
 def init_weights(module: nn.Module, std: float = 0.02) -> None:

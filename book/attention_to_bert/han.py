@@ -10,14 +10,20 @@ the GRUs never read them (packed sequences), so padding changes nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from attention_to_bert.attention import AdditiveScore, attention, dot_score
-from attention_to_bert.validate import check_mask, check_tensor, check_token_ids
+from attention_to_bert.masks import padding_mask_from_ids
+from attention_to_bert.outputs import HANOutput
+from attention_to_bert.validate import (
+    check_int,
+    check_ints,
+    check_mask,
+    check_tensor,
+    check_token_ids,
+)
 
 SCORES = ("dot", "additive")  # the scores of the attention layers, named as in seq2seq.SCORES
 POOLINGS = ("attention", "mean")
@@ -80,6 +86,7 @@ class ContextAttention(nn.Module):
 
     def forward(self, values: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
         _check_padded("values", values, padding_mask)
+        check_tensor("values", values, floating=self.key_projection.weight.dtype)
         # one query per sequence: (batch, 1, attention_size)
         query = self.context.expand(values.shape[0], 1, -1)
         keys = torch.tanh(self.key_projection(values))
@@ -98,17 +105,6 @@ class MeanPooling(nn.Module):
         present = (~padding_mask).to(values.dtype)
         weights = present / present.sum(dim=1, keepdim=True).clamp_min(1.0)  # all padding: 0
         return (weights.unsqueeze(-1) * values).sum(dim=1), weights
-
-
-@dataclass
-class HANOutput:
-    """What the network returns: ``logits`` ``(documents, classes)`` and the attention weights of both
-    levels, ``sentence_weights`` ``(documents, sentences)`` and ``word_weights`` ``(documents,
-    sentences, words)``, 0 at padding."""
-
-    logits: Tensor
-    sentence_weights: Tensor
-    word_weights: Tensor
 
 
 class HierarchicalAttentionNetwork(nn.Module):
@@ -134,6 +130,11 @@ class HierarchicalAttentionNetwork(nn.Module):
         super().__init__()
         if pooling not in POOLINGS:
             raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
+        check_ints(vocab_size=vocab_size, num_classes=num_classes, embedding_size=embedding_size)
+        check_ints(hidden_size=hidden_size, attention_size=attention_size)
+        check_int("pad_id", pad_id, minimum=0)
+        if pad_id >= vocab_size:
+            raise ValueError(f"pad_id must be a token id (< vocab_size={vocab_size}), got {pad_id}")
         self.pad_id = pad_id
         self.embedding = nn.Embedding(vocab_size, embedding_size, padding_idx=pad_id)
         self.word_encoder = BiGRUEncoder(embedding_size, hidden_size)
@@ -146,9 +147,10 @@ class HierarchicalAttentionNetwork(nn.Module):
         self.classifier = nn.Linear(2 * hidden_size, num_classes)
 
     def forward(self, word_ids: Tensor, word_padding_mask: Tensor | None = None) -> HANOutput:
-        check_token_ids("word_ids", word_ids, axes="(documents, sentences, words)")
+        vocab_size = self.embedding.num_embeddings
+        check_token_ids("word_ids", word_ids, vocab_size, axes="(documents, sentences, words)")
         if word_padding_mask is None:
-            word_padding_mask = word_ids == self.pad_id
+            word_padding_mask = padding_mask_from_ids(word_ids, self.pad_id)
         check_mask("word_padding_mask", word_padding_mask, tuple(word_ids.shape), "True = padding")
         documents, sentences, words = word_ids.shape
         sentence_padding_mask = word_padding_mask.all(dim=-1)  # (documents, sentences)
@@ -161,7 +163,9 @@ class HierarchicalAttentionNetwork(nn.Module):
         sentence_vectors, word_weights = self.word_attention(word_states, flat_mask)
 
         # Sentence level: every document is one sequence of sentence vectors.
-        sentence_vectors = sentence_vectors.reshape(documents, sentences, -1)
+        sentence_vectors = sentence_vectors.reshape(
+            documents, sentences, self.classifier.in_features
+        )
         sentence_states = self.sentence_encoder(sentence_vectors, sentence_padding_mask)
         document_vectors, sentence_weights = self.sentence_attention(
             sentence_states, sentence_padding_mask

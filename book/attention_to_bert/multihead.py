@@ -9,32 +9,16 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attention_to_bert.attention import masked_softmax
-from attention_to_bert.validate import (
-    check_fraction,
-    check_int,
-    check_mask,
-    check_tensor,
-    check_token_ids,
-)
-
-
-def causal_mask(size: int, device: torch.device | str | None = None) -> torch.Tensor:
-    """A ``(size, size)`` bool mask, ``True`` above the diagonal: position i may not attend to j > i."""
-    check_int("size", size)
-    return torch.ones(size, size, dtype=torch.bool, device=device).triu(diagonal=1)
-
-
-def padding_mask_from_ids(token_ids: torch.Tensor, pad_id: int = 0) -> torch.Tensor:
-    """A ``(batch, seq)`` bool mask, ``True`` where ``token_ids`` is padding: the key_padding_mask to pass."""
-    check_token_ids("token_ids", token_ids)
-    return token_ids == pad_id
+from attention_to_bert.masks import attends_to_nothing, combine_masks, masked_softmax, weighted_sum
+from attention_to_bert.masks import causal_mask as causal_mask  # re-exported for chapter 5
+from attention_to_bert.masks import padding_mask_from_ids as padding_mask_from_ids  # re-exported
+from attention_to_bert.validate import check_fraction, check_int, check_tensor
 
 
 def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     """``(batch, seq, d_model)`` -> ``(batch, heads, seq, d_model // heads)``: head h gets features h*d..(h+1)*d."""
-    if x.dim() != 3:
-        raise ValueError(f"split_heads expects (batch, seq, d_model), got shape {tuple(x.shape)}")
+    check_tensor("x", x, dim=3, axes="(batch, seq, d_model)")
+    check_int("num_heads", num_heads)
     batch, seq, d_model = x.shape
     if d_model % num_heads != 0:
         raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
@@ -43,32 +27,24 @@ def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
 
 def merge_heads(x: torch.Tensor) -> torch.Tensor:
     """``(batch, heads, seq, head_dim)`` -> ``(batch, seq, heads * head_dim)``: the inverse of ``split_heads``."""
-    if x.dim() != 4:
-        raise ValueError(
-            f"merge_heads expects (batch, heads, seq, head_dim), got shape {tuple(x.shape)}"
-        )
+    check_tensor("x", x, dim=4, axes="(batch, heads, seq, head_dim)")
     batch, heads, seq, head_dim = x.shape
     return x.transpose(1, 2).reshape(batch, seq, heads * head_dim)
-
-
-_MASK_HINT = "use causal_mask(size) or padding_mask_from_ids(token_ids)"
 
 
 class MultiHeadAttention(nn.Module):
     """Multi-head scaled dot-product attention, like ``nn.MultiheadAttention(batch_first=True)``.
 
     ``forward(query, key, value, key_padding_mask=None, attn_mask=None) -> (output, weights)``, with
-    ``query`` ``(batch, query_len, d_model)``, ``key``, ``value`` ``(batch, key_len, d_model)``, bool
-    masks (``True`` = may not attend) ``key_padding_mask`` ``(batch, key_len)`` and ``attn_mask``
-    ``(query_len, key_len)``, ``(batch, query_len, key_len)``, ``(batch * heads, query_len, key_len)``
-    or ``(batch, heads, query_len, key_len)``; ``weights`` ``(batch, heads, query_len, key_len)`` as
-    used (after dropout). A query that may attend to nothing gets zero weights and output (not NaN).
+    the masks of ``masks.combine_masks``; ``weights`` ``(batch, heads, query_len, key_len)`` as used
+    (after dropout). A query that may attend to nothing gets zero weights and output (not NaN).
     """
 
     def __init__(
         self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True
     ) -> None:
         super().__init__()
+        check_int("d_model", d_model)
         check_int("num_heads", num_heads)
         if d_model % num_heads != 0:
             raise ValueError(
@@ -95,6 +71,7 @@ class MultiHeadAttention(nn.Module):
         axes = f"(batch, seq, d_model={self.d_model})"
         for name, tensor in (("query", query), ("key", key), ("value", value)):
             check_tensor(name, tensor, floating=True, dim=3, axes=axes)
+            check_tensor(name, tensor, floating=self.q_proj.weight.dtype)
             if tensor.shape[-1] != self.d_model:
                 raise ValueError(
                     f"{name}'s last dimension must be d_model={self.d_model}, got {tensor.shape[-1]}"
@@ -111,35 +88,10 @@ class MultiHeadAttention(nn.Module):
 
     def combined_mask(
         self, batch: int, query_len: int, key_len: int, key_padding_mask=None, attn_mask=None
-    ):
+    ) -> torch.Tensor | None:
         """Both masks merged into one bool mask broadcastable to ``(batch, heads, query_len, key_len)``, or None."""
-        mask = None
-        if key_padding_mask is not None:
-            check_mask("key_padding_mask", key_padding_mask, hint=_MASK_HINT)
-            if tuple(key_padding_mask.shape) != (batch, key_len):
-                raise ValueError(
-                    f"key_padding_mask must have shape (batch, key_len) = {(batch, key_len)}, "
-                    f"got {tuple(key_padding_mask.shape)}"
-                )
-            mask = key_padding_mask[:, None, None, :]
-        if attn_mask is not None:
-            check_mask("attn_mask", attn_mask, hint=_MASK_HINT)
-            heads, shape = self.num_heads, tuple(attn_mask.shape)
-            if shape == (query_len, key_len):
-                attn_mask = attn_mask[None, None]
-            elif shape == (batch, query_len, key_len):
-                attn_mask = attn_mask[:, None]
-            elif shape == (batch * heads, query_len, key_len):
-                attn_mask = attn_mask.view(batch, heads, query_len, key_len)
-            elif shape != (batch, heads, query_len, key_len):
-                raise ValueError(
-                    f"attn_mask must have shape (query_len, key_len) = {(query_len, key_len)}, "
-                    f"(batch, query_len, key_len) = {(batch, query_len, key_len)}, "
-                    f"(batch * heads, query_len, key_len) = {(batch * heads, query_len, key_len)} or "
-                    f"(batch, heads, query_len, key_len) = {(batch, heads, query_len, key_len)}, got {shape}"
-                )
-            mask = attn_mask if mask is None else mask | attn_mask
-        return mask
+        masks = {"key_padding_mask": key_padding_mask, "attn_mask": attn_mask}
+        return combine_masks(batch, query_len, key_len, self.num_heads, **masks)
 
     def forward(
         self,
@@ -151,7 +103,15 @@ class MultiHeadAttention(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         self._check_inputs(query, key, value)
         batch, query_len, key_len = query.shape[0], query.shape[1], key.shape[1]
-        mask = self.combined_mask(batch, query_len, key_len, key_padding_mask, attn_mask)
+        mask = combine_masks(
+            batch,
+            query_len,
+            key_len,
+            self.num_heads,
+            device=query.device,
+            key_padding_mask=key_padding_mask,
+            attn_mask=attn_mask,
+        )
         if query is key and key is value:
             # self-attention: the three weights stacked, one (d_model -> 3 d_model) product as in
             # torch; the same numbers, but faster (and in the backward pass one gradient for x)
@@ -167,11 +127,10 @@ class MultiHeadAttention(nn.Module):
         scores = (q * self.head_dim**-0.5) @ k.transpose(-2, -1)
         weights = masked_softmax(scores, mask)  # a fully masked row gets zero weights, not NaN
         weights = F.dropout(weights, p=self.dropout, training=self.training)
-        output = self.out_proj(merge_heads(weights @ v))
+        output = self.out_proj(merge_heads(weighted_sum(weights, v, mask)))
         # a query that may attend to nothing outputs zeros (not the out_proj bias)
         if mask is not None:
-            fully_masked = mask.all(dim=-1).all(dim=1).expand(batch, query_len)
-            output = output.masked_fill(fully_masked[..., None], 0.0)
+            output = output.masked_fill(attends_to_nothing(mask).all(dim=1), 0.0)
         return output, weights
 
     @classmethod

@@ -107,8 +107,8 @@ def head_grid(
     heads, rows, cols = stack.shape
     if head_titles is not None and len(head_titles) != heads:
         raise ValueError(f"head_titles has {len(head_titles)} entries for {heads} heads")
-    ncols = min(ncols, heads)
-    nrows = -(-heads // ncols)
+    ncols = max(1, min(ncols, heads))  # no head: one empty panel
+    nrows = max(1, -(-heads // ncols))
     fig, axes = plt.subplots(
         nrows,
         ncols,

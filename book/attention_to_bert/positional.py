@@ -7,7 +7,7 @@ import math
 import torch
 from torch import nn
 
-from attention_to_bert.validate import check_ints, check_tensor
+from attention_to_bert.validate import check_fraction, check_ints, check_tensor
 
 
 class PositionalEncoding(nn.Module):
@@ -18,6 +18,7 @@ class PositionalEncoding(nn.Module):
     def __init__(self, d_model: int, max_len: int = 512, dropout: float = 0.0) -> None:
         super().__init__()
         check_ints(d_model=d_model, max_len=max_len)
+        check_fraction("dropout", dropout)
         self.d_model, self.max_len = d_model, max_len
         position = torch.arange(max_len, dtype=torch.float32).unsqueeze(1)  # (max_len, 1)
         frequency = torch.exp(
@@ -30,7 +31,7 @@ class PositionalEncoding(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_tensor("x", x)
+        check_tensor("x", x, floating=True)
         if x.dim() != 3 or x.shape[-1] != self.d_model:
             raise ValueError(
                 f"PositionalEncoding expects x of shape (batch, seq, d_model={self.d_model}), "

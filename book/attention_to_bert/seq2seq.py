@@ -34,15 +34,21 @@ from attention_to_bert.attention import (
 from attention_to_bert.data.dates import encode_pairs
 from attention_to_bert.data.vocabulary import BOS, EOS, Vocabulary
 from attention_to_bert.training import train
-from attention_to_bert.validate import check_int, check_ints, check_tensor, check_token_ids
+from attention_to_bert.validate import (
+    check_int,
+    check_ints,
+    check_number,
+    check_tensor,
+    check_token_ids,
+)
 
 SCORES = ("additive", "dot", "general", None)
 """The attention scores a :class:`Seq2Seq` can use; ``None`` means no attention."""
 
 
-def _check_source(source: object, lengths: object) -> None:
-    check_token_ids("source", source, axes="(batch, source_len)")
-    check_tensor("lengths", lengths, dim=1, axes="(batch,)")
+def _check_source(source: object, lengths: object, vocab_size: int, pad_id: int) -> None:
+    check_token_ids("source", source, vocab_size, axes="(batch, source_len)")
+    check_tensor("lengths", lengths, dtype=torch.long, dim=1, axes="(batch,)")
     if lengths.shape[0] != source.shape[0]:
         raise ValueError(
             f"lengths must hold {source.shape[0]} source lengths, got {lengths.shape[0]}"
@@ -51,6 +57,8 @@ def _check_source(source: object, lengths: object) -> None:
         raise ValueError(
             f"lengths must lie in 1..{source.shape[1]} (the source length), got {lengths.tolist()}"
         )
+    if (padding_mask(lengths.to(source.device), source.shape[1]) & (source != pad_id)).any():
+        raise ValueError("lengths must count every token: a source has tokens after its length")
 
 
 class Encoder(nn.Module):
@@ -66,12 +74,12 @@ class Encoder(nn.Module):
     ) -> None:
         super().__init__()
         check_ints(vocab_size=vocab_size, embedding_size=embedding_size, hidden_size=hidden_size)
-        self.hidden_size = hidden_size
+        self.hidden_size, self.pad_id = hidden_size, pad_id
         self.embedding = nn.Embedding(vocab_size, embedding_size, padding_idx=pad_id)
         self.rnn = nn.GRU(embedding_size, hidden_size, batch_first=True, bidirectional=True)
 
     def forward(self, source: Tensor, lengths: Tensor) -> tuple[Tensor, Tensor]:
-        _check_source(source, lengths)
+        _check_source(source, lengths, self.embedding.num_embeddings, self.pad_id)
         packed = nn.utils.rnn.pack_padded_sequence(
             self.embedding(source), lengths.cpu(), batch_first=True, enforce_sorted=False
         )
@@ -128,18 +136,15 @@ class Decoder(nn.Module):
 
     def project_keys(self, encoder_outputs: Tensor) -> Tensor:
         """The keys as the score meets them: ``W_k h_j`` (additive), ``W h_j`` (general) or ``h_j``."""
-        if isinstance(self.score, (AdditiveScore, GeneralScore)):
+        if isinstance(self.score, nn.Module):
             return self.score.key_projection(encoder_outputs)
         return encoder_outputs
 
     def _score(self, query: Tensor, keys: Tensor) -> Tensor:
-        """``score(query, h_j)`` from the projected keys: the score's formula, key part precomputed."""
-        if isinstance(self.score, AdditiveScore):
-            hidden = torch.tanh(
-                self.score.query_projection(query).unsqueeze(-2) + keys.unsqueeze(-3)
-            )
-            return self.score.v(hidden).squeeze(-1)
-        return dot_score(query, keys)  # dot: s . h_j, general: s . (W h_j)
+        """``score(query, h_j)`` from the projected keys (the score module's own formula)."""
+        if isinstance(self.score, nn.Module):
+            return self.score.score_projected(query, keys)
+        return dot_score(query, keys)
 
     def context(
         self,
@@ -266,7 +271,8 @@ class Seq2Seq(nn.Module):
         self, source: Tensor, lengths: Tensor, target_in: Tensor
     ) -> tuple[Tensor, Tensor | None]:
         """Teacher-forced logits ``(batch, T, target_vocab)`` and attention weights ``(batch, T, S)`` (or None)."""
-        check_token_ids("target_in", target_in, axes="(batch, target_len)")
+        vocab_size = self.decoder.embedding.num_embeddings
+        check_token_ids("target_in", target_in, vocab_size, axes="(batch, target_len)")
         if target_in.shape[0] != source.shape[0]:
             raise ValueError(
                 f"target_in has {target_in.shape[0]} rows but source has {source.shape[0]}"
@@ -288,10 +294,20 @@ def greedy_decode(
     """
     if not isinstance(model, Seq2Seq):
         raise TypeError(f"model must be a Seq2Seq, got {type(model).__name__}")
-    check_token_ids("source", source)
+    check_token_ids("source", source, len(model.source_vocab))
     check_int("max_length", max_length)
+    if source.shape[0] == 0:  # no sentence: no tokens, no weights
+        weights = None if model.decoder.score is None else source.new_zeros(0, 0, source.shape[1])
+        return source.new_zeros(0, 0), weights
     was_training = model.training
     model.eval()
+    try:
+        return _greedy_decode(model, source, max_length)
+    finally:
+        model.train(was_training)  # even if decoding raised
+
+
+def _greedy_decode(model: Seq2Seq, source: Tensor, max_length: int) -> tuple[Tensor, Tensor | None]:
     lengths = (source != model.source_vocab.pad_id).sum(dim=1)
     outputs, final, mask = model.encode(source, lengths)
     decoder = model.decoder
@@ -309,7 +325,6 @@ def greedy_decode(
         finished = finished | (token == model.eos_id)
         if finished.all():
             break
-    model.train(was_training)
     return torch.stack(tokens, dim=1), (torch.stack(all_weights, dim=1) if all_weights else None)
 
 
@@ -351,10 +366,11 @@ def fit(
     """Train ``model`` with teacher forcing on (source, target) string pairs with Adam.
 
     Each epoch visits the pairs in a new seeded order, in batches trimmed to their longest source.
-    Returns the loss of every step and the seconds it took.
+    Returns the loss of every step and the seconds it took; the model ends in eval mode (``train``).
     """
-    check_int("epochs", epochs)
-    check_int("batch_size", batch_size)
+    check_ints(epochs=epochs, batch_size=batch_size)
+    check_int("seed", seed, minimum=0)
+    check_number("lr", lr, positive=True)
     device = next(model.parameters()).device
     source, lengths, target = encode_pairs(pairs, model.source_vocab, model.target_vocab)
     generator = torch.Generator().manual_seed(seed)

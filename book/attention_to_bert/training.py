@@ -29,9 +29,15 @@ def set_seed(seed: int = 0, num_threads: int | None = 2) -> None:
 
 def choose_device(prefer: str | None = None) -> torch.device:
     """The device to compute on: ``prefer`` (such as ``"cpu"``) if given, else CUDA when present."""
-    device = torch.device(prefer or ("cuda" if torch.cuda.is_available() else "cpu"))
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device {prefer!r} was asked for, but CUDA is not available")
+    if prefer is not None and not isinstance(prefer, str | torch.device):
+        raise TypeError(f"prefer must be a device name such as 'cpu', got {type(prefer).__name__}")
+    try:
+        device = torch.device(prefer or ("cuda" if torch.cuda.is_available() else "cpu"))
+    except RuntimeError:
+        raise ValueError(f"prefer must be a device name such as 'cuda', got {prefer!r}") from None
+    available = {"cuda": torch.cuda.is_available(), "mps": torch.backends.mps.is_available()}
+    if not available.get(device.type, True):
+        raise ValueError(f"prefer={prefer!r} was asked for, but this machine has no {device.type}")
     return device
 
 
@@ -46,11 +52,10 @@ def train(
     log_every: int = 0,
     evaluate: Callable[[nn.Module], float] | None = None,
 ) -> list[float]:
-    """Train ``model`` and return the loss of every step.
+    """Train ``model`` and return the loss of every step; it ends in eval mode, even if a step raises.
 
-    ``batches()`` is called once per epoch and yields batches; ``loss_fn(model, batch)`` returns the
-    scalar loss of one batch. Every ``log_every`` steps (0: at the end of each epoch) a line is
-    printed: epoch, step, mean loss since the last line, ``evaluate(model)`` if given, seconds.
+    ``batches()`` yields an epoch's batches; ``loss_fn(model, batch)`` returns a batch's loss. Every
+    ``log_every`` steps (0: each epoch) it prints epoch, step, mean loss, ``evaluate(model)``, seconds.
     """
     check_int("epochs", epochs)
     losses: list[float] = []
@@ -66,23 +71,25 @@ def train(
             model.train()
         print(f"{line}  {time.perf_counter() - start:6.1f}s", flush=True)
 
-    for epoch in range(1, epochs + 1):
-        model.train()
-        since = len(losses)  # the first step of the epoch not logged yet
-        for batch in batches():
-            optimizer.zero_grad(set_to_none=True)
-            loss = loss_fn(model, batch)
-            loss.backward()
-            if clip_grad_norm is not None:
-                nn.utils.clip_grad_norm_(model.parameters(), clip_grad_norm)
-            optimizer.step()
-            losses.append(loss.item())
-            if log_every and len(losses) % log_every == 0:
+    try:
+        for epoch in range(1, epochs + 1):
+            model.train()
+            since = len(losses)  # the first step of the epoch not logged yet
+            for batch in batches():
+                optimizer.zero_grad(set_to_none=True)
+                loss = loss_fn(model, batch)
+                loss.backward()
+                if clip_grad_norm is not None:
+                    nn.utils.clip_grad_norm_(model.parameters(), clip_grad_norm)
+                optimizer.step()
+                losses.append(loss.item())
+                if log_every and len(losses) % log_every == 0:
+                    log(epoch, since)
+                    since = len(losses)
+            if not log_every and len(losses) > since:
                 log(epoch, since)
-                since = len(losses)
-        if not log_every and len(losses) > since:
-            log(epoch, since)
-    model.eval()
+    finally:
+        model.eval()
     return losses
 
 

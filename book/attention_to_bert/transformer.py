@@ -10,8 +10,12 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from attention_to_bert.multihead import MultiHeadAttention, copy_torch_weights
-from attention_to_bert.multihead import causal_mask as causal_mask  # re-exported, as DESIGN.md says
+from attention_to_bert.multihead import causal_mask as causal_mask  # re-exported for chapter 6
+from attention_to_bert.outputs import TransformerOutput
 from attention_to_bert.positional import PositionalEncoding as PositionalEncoding  # re-exported
+from attention_to_bert.validate import check_int, check_number
+
+Mask = Tensor | None
 
 
 def _check_post_ln_relu(layer: nn.Module) -> None:
@@ -24,10 +28,11 @@ def _check_post_ln_relu(layer: nn.Module) -> None:
 
 class _PostLNLayer(nn.Module):
     """What the encoder and decoder layers share: their submodules, with the names of their post-LN,
-    ReLU ``torch.nn`` twin (``_twin``), the feed-forward network, and ``from_torch``."""
+    ReLU ``torch.nn`` twin (``_twin``), the feed-forward network, and ``from_torch``. Each sublayer
+    (self-attention, the decoder's cross-attention, feed-forward) ends in dropout, Add & Norm."""
 
     _twin: type[nn.Module]
-    _sublayers: int  # self-attention, (cross-attention,) feed-forward: each ends in Add & Norm
+    _cross_attention: bool  # the decoder's: multihead_attn, norm3, dropout3
 
     def __init__(
         self,
@@ -38,15 +43,21 @@ class _PostLNLayer(nn.Module):
         layer_norm_eps: float = 1e-5,
     ) -> None:
         super().__init__()
+        check_int("d_ff", d_ff)
+        check_number("layer_norm_eps", layer_norm_eps, positive=True)
         self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
-        if self._sublayers == 3:  # the decoder's cross-attention
+        if self._cross_attention:  # queries from the decoder, keys and values from the encoder
             self.multihead_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
         self.linear1 = nn.Linear(d_model, d_ff)
         self.dropout = nn.Dropout(dropout)
         self.linear2 = nn.Linear(d_ff, d_model)
-        for i in range(1, self._sublayers + 1):  # norm1, dropout1, norm2, dropout2, ...
-            self.add_module(f"norm{i}", nn.LayerNorm(d_model, eps=layer_norm_eps))
-            self.add_module(f"dropout{i}", nn.Dropout(dropout))
+        self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.dropout1 = nn.Dropout(dropout)
+        self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.dropout2 = nn.Dropout(dropout)
+        if self._cross_attention:
+            self.norm3 = nn.LayerNorm(d_model, eps=layer_norm_eps)
+            self.dropout3 = nn.Dropout(dropout)
 
     def feed_forward(self, x: Tensor) -> Tensor:
         return self.linear2(self.dropout(F.relu(self.linear1(x))))
@@ -64,15 +75,16 @@ class _PostLNLayer(nn.Module):
 
 class EncoderLayer(_PostLNLayer):
     """Self-attention -> Add & Norm -> feed-forward (ReLU) -> Add & Norm, like ``nn.TransformerEncoderLayer``;
-    ``forward(x, key_padding_mask=None, attn_mask=None)`` returns ``(x, self_attention_weights)``."""
+    ``forward(src, *, src_mask=None, src_key_padding_mask=None)`` returns ``(x, self_attention_weights)``."""
 
     _twin = nn.TransformerEncoderLayer
-    _sublayers = 2
+    _cross_attention = False
 
     def forward(
-        self, x: Tensor, key_padding_mask: Tensor | None = None, attn_mask: Tensor | None = None
+        self, src: Tensor, *, src_mask: Mask = None, src_key_padding_mask: Mask = None
     ) -> tuple[Tensor, Tensor | None]:
-        attended, weights = self.self_attn(x, x, x, key_padding_mask, attn_mask)
+        x, masks = src, {"key_padding_mask": src_key_padding_mask, "attn_mask": src_mask}
+        attended, weights = self.self_attn(x, x, x, **masks)
         x = self.norm1(x + self.dropout1(attended))
         x = self.norm2(x + self.dropout2(self.feed_forward(x)))
         return x, weights
@@ -87,18 +99,20 @@ class DecoderLayer(_PostLNLayer):
     """
 
     _twin = nn.TransformerDecoderLayer
-    _sublayers = 3
+    _cross_attention = True
 
     def forward(
         self,
-        x: Tensor,
+        tgt: Tensor,
         memory: Tensor,
-        tgt_mask: Tensor | None = None,
-        tgt_key_padding_mask: Tensor | None = None,
-        memory_key_padding_mask: Tensor | None = None,
-        memory_mask: Tensor | None = None,
+        *,
+        tgt_mask: Mask = None,
+        memory_mask: Mask = None,
+        tgt_key_padding_mask: Mask = None,
+        memory_key_padding_mask: Mask = None,
     ) -> tuple[Tensor, Tensor | None, Tensor | None]:
-        attended, self_weights = self.self_attn(x, x, x, tgt_key_padding_mask, tgt_mask)
+        x, masks = tgt, {"key_padding_mask": tgt_key_padding_mask, "attn_mask": tgt_mask}
+        attended, self_weights = self.self_attn(x, x, x, **masks)
         x = self.norm1(x + self.dropout1(attended))
         attended, cross_weights = self.multihead_attn(
             x, memory, memory, key_padding_mask=memory_key_padding_mask, attn_mask=memory_mask
@@ -112,7 +126,7 @@ class Transformer(nn.Module):
     """Encoder stack + final LayerNorm, decoder stack + final LayerNorm, exactly like ``nn.Transformer``.
 
     Works on vectors ``(batch, seq, d_model)`` (add embeddings and positions outside, as torch does).
-    ``forward(src, tgt, ...) -> (output, {"encoder": [...], "decoder": [...], "cross": [...]})``.
+    ``forward(src, tgt, *, src_mask, ...)`` returns a ``TransformerOutput``: ``(output, attentions)``.
     """
 
     def __init__(
@@ -126,6 +140,8 @@ class Transformer(nn.Module):
         layer_norm_eps: float = 1e-5,
     ) -> None:
         super().__init__()
+        check_int("num_encoder_layers", num_encoder_layers, minimum=0)
+        check_int("num_decoder_layers", num_decoder_layers, minimum=0)
         sizes = (d_model, num_heads, d_ff, dropout, layer_norm_eps)
         self.encoder_layers = nn.ModuleList(EncoderLayer(*sizes) for _ in range(num_encoder_layers))
         self.encoder_norm = nn.LayerNorm(d_model, eps=layer_norm_eps)
@@ -136,15 +152,12 @@ class Transformer(nn.Module):
                 nn.init.xavier_uniform_(parameter)
 
     def encode(
-        self,
-        src: Tensor,
-        src_key_padding_mask: Tensor | None = None,
-        src_mask: Tensor | None = None,
+        self, src: Tensor, *, src_mask: Mask = None, src_key_padding_mask: Mask = None
     ) -> tuple[Tensor, list[Tensor | None]]:
         """Run the encoder: ``(memory, [self-attention weights of each layer])``."""
-        weights = []
+        weights, masks = [], {"src_mask": src_mask, "src_key_padding_mask": src_key_padding_mask}
         for layer in self.encoder_layers:
-            src, layer_weights = layer(src, src_key_padding_mask, src_mask)
+            src, layer_weights = layer(src, **masks)
             weights.append(layer_weights)
         return self.encoder_norm(src), weights
 
@@ -152,16 +165,19 @@ class Transformer(nn.Module):
         self,
         tgt: Tensor,
         memory: Tensor,
-        tgt_mask: Tensor | None = None,
-        tgt_key_padding_mask: Tensor | None = None,
-        memory_key_padding_mask: Tensor | None = None,
-        memory_mask: Tensor | None = None,
+        *,
+        tgt_mask: Mask = None,
+        memory_mask: Mask = None,
+        tgt_key_padding_mask: Mask = None,
+        memory_key_padding_mask: Mask = None,
     ) -> tuple[Tensor, list[Tensor | None], list[Tensor | None]]:
         """Run the decoder: ``(output, [self-attention weights], [cross-attention weights])``, one per layer."""
-        masks = (tgt_mask, tgt_key_padding_mask, memory_key_padding_mask, memory_mask)
         self_weights, cross_weights = [], []
+        masks = {"tgt_mask": tgt_mask, "memory_mask": memory_mask}
+        masks |= {"tgt_key_padding_mask": tgt_key_padding_mask}
+        masks |= {"memory_key_padding_mask": memory_key_padding_mask}
         for layer in self.decoder_layers:
-            tgt, layer_self, layer_cross = layer(tgt, memory, *masks)
+            tgt, layer_self, layer_cross = layer(tgt, memory, **masks)
             self_weights.append(layer_self)
             cross_weights.append(layer_cross)
         return self.decoder_norm(tgt), self_weights, cross_weights
@@ -170,20 +186,22 @@ class Transformer(nn.Module):
         self,
         src: Tensor,
         tgt: Tensor,
-        src_mask: Tensor | None = None,
-        tgt_mask: Tensor | None = None,
-        memory_mask: Tensor | None = None,
-        src_key_padding_mask: Tensor | None = None,
-        tgt_key_padding_mask: Tensor | None = None,
-        memory_key_padding_mask: Tensor | None = None,
-    ) -> tuple[Tensor, dict[str, list[Tensor | None]]]:
-        """Same argument order as ``nn.Transformer.forward``; returns ``(output, weights dict)``."""
-        memory, encoder_weights = self.encode(src, src_key_padding_mask, src_mask)
-        output, decoder_weights, cross_weights = self.decode(
-            tgt, memory, tgt_mask, tgt_key_padding_mask, memory_key_padding_mask, memory_mask
-        )
-        weights = {"encoder": encoder_weights, "decoder": decoder_weights, "cross": cross_weights}
-        return output, weights
+        *,
+        src_mask: Mask = None,
+        tgt_mask: Mask = None,
+        memory_mask: Mask = None,
+        src_key_padding_mask: Mask = None,
+        tgt_key_padding_mask: Mask = None,
+        memory_key_padding_mask: Mask = None,
+    ) -> TransformerOutput:
+        """The masks of ``nn.Transformer.forward``, by keyword."""
+        masks = {"src_mask": src_mask, "src_key_padding_mask": src_key_padding_mask}
+        memory, encoder_weights = self.encode(src, **masks)
+        masks = {"tgt_mask": tgt_mask, "memory_mask": memory_mask}
+        masks |= {"tgt_key_padding_mask": tgt_key_padding_mask}
+        masks |= {"memory_key_padding_mask": memory_key_padding_mask}
+        output, decoder_weights, cross_weights = self.decode(tgt, memory, **masks)
+        return TransformerOutput(output, encoder_weights, decoder_weights, cross_weights)
 
     @classmethod
     def from_torch(cls, m: nn.Transformer) -> Transformer:

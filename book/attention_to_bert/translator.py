@@ -10,10 +10,11 @@ import torch
 from torch import nn
 
 from attention_to_bert.data.vocabulary import BOS, EOS, PAD, Vocabulary
-from attention_to_bert.multihead import causal_mask, padding_mask_from_ids
+from attention_to_bert.masks import causal_mask, padding_mask_from_ids
+from attention_to_bert.outputs import Seq2SeqTransformerOutput
 from attention_to_bert.positional import PositionalEncoding
 from attention_to_bert.transformer import Transformer
-from attention_to_bert.validate import check_ints, check_token_ids
+from attention_to_bert.validate import check_ints, check_number, check_tensor, check_token_ids
 
 _SPECIAL_IDS = Vocabulary([]).stoi  # where data.Vocabulary puts <pad>, <bos> and <eos>
 
@@ -44,7 +45,7 @@ class Seq2SeqTransformer(nn.Module):
     ) -> None:
         super().__init__()
         check_ints(src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size)
-        check_ints(num_layers=num_layers, max_len=max_len)
+        check_ints(d_model=d_model, num_layers=num_layers, max_len=max_len)
         special_ids = {"pad_id": pad_id, "bos_id": bos_id, "eos_id": eos_id}
         check_ints(minimum=0, **special_ids)
         for name, value in special_ids.items():
@@ -72,48 +73,60 @@ class Seq2SeqTransformer(nn.Module):
     def _embed(self, embedding: nn.Embedding, ids: torch.Tensor) -> torch.Tensor:
         return self.positional_encoding(embedding(ids) * math.sqrt(self.d_model))
 
-    def encode(self, src_ids: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
-        """Encode ``src_ids`` (batch, src_len) into memory (batch, src_len, d_model) and attention weights."""
+    def encode(
+        self, src_ids: torch.Tensor, *, src_key_padding_mask: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """Encode ``src_ids`` (batch, src_len) into memory (batch, src_len, d_model) and attention
+        weights; ``src_key_padding_mask`` is built from the ids (``pad_id``) if not given."""
         self._check_ids(src_ids, "src_ids", self.src_embedding.num_embeddings)
+        if src_key_padding_mask is None:
+            src_key_padding_mask = padding_mask_from_ids(src_ids, self.pad_id)
         return self.transformer.encode(
-            self._embed(self.src_embedding, src_ids),
-            src_key_padding_mask=padding_mask_from_ids(src_ids, self.pad_id),
+            self._embed(self.src_embedding, src_ids), src_key_padding_mask=src_key_padding_mask
         )
 
     def decode(
-        self, tgt_in_ids: torch.Tensor, memory: torch.Tensor, src_ids: torch.Tensor
+        self,
+        tgt_in_ids: torch.Tensor,
+        memory: torch.Tensor,
+        src_ids: torch.Tensor | None = None,
+        *,
+        memory_key_padding_mask: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
-        """Logits (batch, tgt_len, tgt_vocab) for the next token after each prefix of ``tgt_in_ids``.
-
-        Also returns the decoder's masked self-attention and cross-attention weights, one per layer.
-        """
+        """Logits (batch, tgt_len, tgt_vocab) for the next token after each prefix of ``tgt_in_ids``,
+        and each layer's self- and cross-attention weights. The source's padding: the
+        ``memory_key_padding_mask``, or built from ``src_ids``."""
         self._check_ids(tgt_in_ids, "tgt_in_ids", self.tgt_embedding.num_embeddings)
-        if src_ids.shape[0] != tgt_in_ids.shape[0]:
-            raise ValueError(
-                "src_ids and tgt_in_ids must have the same batch size, "
-                f"got {src_ids.shape[0]} and {tgt_in_ids.shape[0]}"
-            )
+        if (src_ids is None) == (memory_key_padding_mask is None):
+            raise TypeError("decode needs src_ids or memory_key_padding_mask (exactly one)")
+        if memory_key_padding_mask is None:
+            self._check_ids(src_ids, "src_ids", self.src_embedding.num_embeddings)
+            memory_key_padding_mask = padding_mask_from_ids(src_ids, self.pad_id)
+        check_tensor("memory", memory, floating=True, dim=3, axes="(batch, src_len, d_model)")
+        sizes = (memory.shape[0], memory_key_padding_mask.shape[0], tgt_in_ids.shape[0])
+        if len(set(sizes)) > 1:
+            raise ValueError(f"memory, src_ids, tgt_in_ids must have the same batch size: {sizes}")
         length = tgt_in_ids.shape[1]
         output, self_weights, cross_weights = self.transformer.decode(
             self._embed(self.tgt_embedding, tgt_in_ids),
             memory,
             tgt_mask=causal_mask(length, device=tgt_in_ids.device),
             tgt_key_padding_mask=padding_mask_from_ids(tgt_in_ids, self.pad_id),
-            memory_key_padding_mask=padding_mask_from_ids(src_ids, self.pad_id),
+            memory_key_padding_mask=memory_key_padding_mask,
         )
         return self.generator(output), self_weights, cross_weights
 
-    def forward(
-        self, src_ids: torch.Tensor, tgt_in_ids: torch.Tensor
-    ) -> tuple[torch.Tensor, dict[str, list[torch.Tensor]]]:
-        """Return next-token logits (batch, tgt_len, tgt_vocab) and the attention weights of every layer.
-
-        ``tgt_in_ids`` is the target shifted right (it starts with ``<bos>``); the attention dict has
-        the keys ``"encoder"``, ``"decoder"`` and ``"cross"``, each a list of (batch, heads, q, k).
-        """
-        memory, encoder_weights = self.encode(src_ids)
-        logits, self_weights, cross_weights = self.decode(tgt_in_ids, memory, src_ids)
-        return logits, {"encoder": encoder_weights, "decoder": self_weights, "cross": cross_weights}
+    def forward(self, src_ids: torch.Tensor, tgt_in_ids: torch.Tensor) -> Seq2SeqTransformerOutput:
+        """Next-token logits (batch, tgt_len, tgt_vocab) for ``tgt_in_ids``, the target shifted right
+        (``<bos>`` first), and every layer's attention weights: unpacks as ``(logits, attentions)``,
+        ``attentions`` a dict ``{"encoder", "decoder", "cross"}`` of lists of (batch, heads, q, k)."""
+        self._check_ids(src_ids, "src_ids", self.src_embedding.num_embeddings)
+        src_key_padding_mask = padding_mask_from_ids(src_ids, self.pad_id)  # built once
+        memory, encoder_weights = self.encode(src_ids, src_key_padding_mask=src_key_padding_mask)
+        logits, self_weights, cross_weights = self.decode(
+            tgt_in_ids, memory, memory_key_padding_mask=src_key_padding_mask
+        )
+        return Seq2SeqTransformerOutput(logits, encoder_weights, self_weights, cross_weights)
 
 
 def noam_schedule(d_model: int, warmup_steps: int, factor: float = 1.0) -> Callable[[int], float]:
@@ -124,8 +137,7 @@ def noam_schedule(d_model: int, warmup_steps: int, factor: float = 1.0) -> Calla
     so that it can be used with ``torch.optim.lr_scheduler.LambdaLR`` on an optimizer whose ``lr`` is 1.
     """
     check_ints(d_model=d_model, warmup_steps=warmup_steps)
-    if factor <= 0:
-        raise ValueError(f"factor must be > 0, got {factor}")
+    check_number("factor", factor, positive=True)
 
     def rate(step: int) -> float:
         step = max(int(step), 1)

@@ -25,10 +25,17 @@ def check_ints(minimum: int = 1, **values: object) -> None:
 
 def check_fraction(name: str, value: object) -> None:
     """A number in ``[0, 1)``, such as a dropout rate."""
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    check_number(name, value)
     if not 0 <= value < 1:
         raise ValueError(f"{name} must be in [0, 1), got {value}")
+
+
+def check_number(name: str, value: object, positive: bool = False) -> None:
+    """A real number (not a bool), finite, and ``> 0`` if ``positive``."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    if value != value or value in (float("inf"), float("-inf")) or (positive and value <= 0):
+        raise ValueError(f"{name} must be a finite number{' > 0' if positive else ''}, got {value}")
 
 
 def check_tensor(
@@ -36,13 +43,13 @@ def check_tensor(
     value: object,
     *,
     dtype: torch.dtype | None = None,
-    floating: bool = False,
+    floating: bool | torch.dtype = False,
     dim: int | None = None,
     min_dim: int = 0,
     axes: str | None = None,
 ) -> None:
-    """A tensor, of ``dtype`` (or floating point) if asked, with ``dim`` (or at least ``min_dim``) axes;
-    ``axes`` names them in the error message, e.g. ``"(batch, seq)"``."""
+    """A tensor, of ``dtype`` (or floating point, or of the dtype ``floating``) if asked, with ``dim``
+    (or at least ``min_dim``) axes; ``axes`` names them in the error message: ``"(batch, seq)"``."""
     if not isinstance(value, Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
     if dtype is not None and value.dtype != dtype:
@@ -51,6 +58,11 @@ def check_tensor(
         )
     if floating and not value.is_floating_point():
         raise TypeError(f"{name} must be a floating-point tensor, got {value.dtype}")
+    if isinstance(floating, torch.dtype) and value.dtype != floating:
+        raise TypeError(
+            f"{name} must be a {floating} tensor, to match the weights or the other inputs, got "
+            f"{value.dtype}: convert it with .to({floating})"
+        )
     shape = tuple(value.shape)
     if dim is not None and value.dim() != dim:
         raise ValueError(f"{name} must have shape {axes or f'of {dim} dimensions'}, got {shape}")
@@ -64,9 +76,10 @@ def check_mask(
     shape: tuple[int, ...] | None = None,
     meaning: str = "True = may not attend",
     hint: str = "",
+    device: torch.device | None = None,
 ) -> None:
-    """A bool mask, of ``shape`` if given; ``meaning`` says what True means and ``hint`` how to make
-    one, for the error message."""
+    """A bool mask, of ``shape`` and on ``device`` if given; ``meaning`` says what True means and
+    ``hint`` how to make one, for the error message."""
     if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
         got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
         if hint and isinstance(mask, Tensor):
@@ -74,6 +87,8 @@ def check_mask(
         raise TypeError(f"{name} must be a bool tensor ({meaning}), got {got}")
     if shape is not None and tuple(mask.shape) != tuple(shape):
         raise ValueError(f"{name} must have shape {tuple(shape)}, got {tuple(mask.shape)}")
+    if device is not None and mask.device != device:
+        raise ValueError(f"{name} must be on the inputs' device {device}, got {mask.device}")
 
 
 def check_token_ids(
@@ -81,6 +96,8 @@ def check_token_ids(
 ) -> None:
     """A ``torch.long`` tensor with the ``axes`` named, whose ids lie in ``0 .. vocab_size - 1``."""
     check_tensor(name, ids, dtype=torch.long, dim=axes.count(",") + 1, axes=axes)
+    if ids.is_meta:
+        raise ValueError(f"{name} must hold values, got a tensor on the meta device")
     if vocab_size is not None and ids.numel() and (ids.min() < 0 or ids.max() >= vocab_size):
         low, high = ids.min().item(), ids.max().item()
         raise ValueError(f"{name} must lie in [0, {vocab_size}), got values in [{low}, {high}]")

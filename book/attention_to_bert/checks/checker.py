@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -18,32 +21,43 @@ def reference_softmax(scores: Tensor, mask: Tensor) -> Tensor:
 
 
 class Checker:
-    """Collects the results of the test cases of one exercise and reports them."""
+    """Collects the results of the test cases of one exercise and reports them. It leaves the global
+    random state as it found it (``report`` restores it), whatever the checker and the student draw."""
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.problems: list[str] = []
         self.cases = 0
+        self._cases_by_message: dict[str, list[str]] = defaultdict(list)  # what ``call`` found
+        self._random_state = torch.random.get_rng_state()
 
     def call(self, function: Callable[..., Any], *args: Any, case: str, pair: str = "") -> Any:
-        """Call the student's function; an exception, None (a stub) or, with ``pair`` (such as
-        ``"(context, weights)"``), no pair is a problem. Returns the result, or None if unusable."""
+        """Call the student's function; an exception, None (a stub), an input modified in place or,
+        with ``pair`` (such as ``"(context, weights)"``), no pair is a problem. Returns the result,
+        or None if unusable."""
         self.cases += 1
+        before = [_copy(arg) for arg in args]
         try:
             result = function(*args)
         except Exception as error:  # the student's code may raise anything: report, don't crash
-            self.problems.append(f"{case}: raised {type(error).__name__}: {error}")
-            return None
+            return self._problem(case, f"raised {type(error).__name__}: {error}")
+        for index, (arg, copy) in enumerate(zip(args, before, strict=True)):
+            if copy is not None and not _same(arg, copy):
+                name = _argument_name(function, index)
+                self._problem(
+                    case, f"the input `{name}` was modified in place: work on a copy (clone)"
+                )
         if pair and isinstance(result, tuple | list) and any(part is None for part in result):
             result = None  # a part of the pair is missing, as from a stub
         if result is None:
-            self.problems.append(
-                f"{case}: returned None (a missing return, or a body still `...`?)"
-            )
+            self._problem(case, "returned None (a missing return, or a body still `...`?)")
         elif pair and not (isinstance(result, tuple | list) and len(result) == 2):
-            self.problems.append(f"{case}: expected a pair {pair}, got {type(result).__name__}")
-            return None
+            return self._problem(case, f"expected a pair {pair}, got {type(result).__name__}")
         return result
+
+    def _problem(self, case: str, message: str) -> None:
+        self.problems.append(f"{case}: {message}")
+        self._cases_by_message[message].append(case)
 
     def expect(self, condition: bool, message: str) -> bool:
         """Record ``message`` as a problem unless ``condition`` holds."""
@@ -71,13 +85,47 @@ class Checker:
         return self.expect(problem is None, f"{case}: {problem}")
 
     def report(self) -> bool:
-        """Print the verdict and return whether every case passed."""
+        """Print the verdict and return whether every case passed; a message that ``call`` found in
+        several cases is printed once ("returned None ... in all 4 cases")."""
+        torch.random.set_rng_state(self._random_state)
+        lines = []
+        for problem in self.problems:
+            case, _, message = problem.partition(": ")
+            cases = self._cases_by_message.get(message, [])
+            if len(cases) < 2:
+                lines.append(problem)
+            elif case == cases[0]:
+                count = f"all {len(cases)}" if len(cases) == self.cases else len(cases)
+                lines.append(f"{message} in {count} cases")
         if not self.problems:
             print(f"✔ {self.name}: passes all {self.cases} test cases.")
         else:
-            print(f"✘ {self.name}: {len(self.problems)} problem(s) found.")
-            print("\n".join(f"  - {problem}" for problem in self.problems))
+            print(f"✘ {self.name}: {len(lines)} problem(s) found.")
+            print("\n".join(f"  - {line}" for line in lines))
         return not self.problems
+
+
+def _copy(value: Any) -> Tensor | np.ndarray | None:
+    """A copy of a tensor or array argument, to see afterwards whether the student changed it."""
+    if isinstance(value, Tensor):
+        return value.detach().clone()
+    return value.copy() if isinstance(value, np.ndarray) else None
+
+
+def _same(value: Any, copy: Tensor | np.ndarray) -> bool:
+    value = value.detach().cpu().numpy() if isinstance(value, Tensor) else value
+    copy = copy.cpu().numpy() if isinstance(copy, Tensor) else copy
+    return value.dtype == copy.dtype and np.array_equal(
+        value, copy, equal_nan=value.dtype.kind in "fc"
+    )
+
+
+def _argument_name(function: Callable[..., Any], index: int) -> str:
+    """The name of the ``index``-th positional parameter of ``function`` (``argument 2`` if unknown)."""
+    try:
+        return list(inspect.signature(function).bind_partial(*range(index + 1)).arguments)[index]
+    except (TypeError, ValueError, IndexError):
+        return f"argument {index + 1}"
 
 
 def _close(actual: Tensor, expected: Tensor, atol: float) -> bool:

@@ -44,6 +44,8 @@ DATE_TARGET_CHARS = string.digits + "-"
 
 def format_date(date: datetime.date, style: str) -> str:
     """Write ``date`` in the human format named ``style`` (a key of ``DATE_FORMATS``)."""
+    if not isinstance(date, datetime.date):
+        raise TypeError(f"date must be a datetime.date, got {type(date).__name__}")
     if style not in DATE_FORMATS:
         raise ValueError(f"style must be one of {list(DATE_FORMATS)}, got {style!r}")
     month, weekday, day = _MONTHS[date.month - 1], _WEEKDAYS[date.weekday()], date.day
@@ -72,6 +74,7 @@ def date_splits(seed: int = 0, num_train: int = 6000, num_test: int = 1000) -> D
     target) have ``<pad>`` as id 0.
     """
     check_ints(num_train=num_train, num_test=num_test)
+    check_ints(minimum=0, seed=seed)
     span = (_LAST_DATE - _FIRST_DATE).days + 1
     if num_train + num_test > span:
         raise ValueError(

@@ -6,6 +6,8 @@ from collections.abc import Iterable, Sequence
 
 import torch
 
+from attention_to_bert.validate import check_int
+
 PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<bos>", "<eos>"
 SPECIALS = (PAD, UNK, BOS, EOS)
 
@@ -49,7 +51,7 @@ class Vocabulary:
         """Tokens of ``ids``; stops at ``<eos>`` and drops special tokens unless ``strip_specials`` is False."""
         tokens = []
         for index in ids:
-            token = self.itos[int(index)]
+            token = self.itos[_token_id("ids", index, len(self))]
             if strip_specials and token == EOS:
                 break
             if strip_specials and token in SPECIALS:
@@ -58,12 +60,27 @@ class Vocabulary:
         return tokens
 
 
+def _token_id(name: str, value: object, size: int) -> int:
+    """``value`` as a token id in ``0 .. size - 1``: an integer (Python, NumPy or a 1-element tensor)."""
+    if isinstance(value, torch.Tensor) and value.numel() == 1 and not value.is_floating_point():
+        value = value.item()
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise TypeError(f"{name} must hold integer token ids, got {type(value).__name__} {value!r}")
+    if not 0 <= int(value) < size:
+        raise ValueError(f"{name} must hold token ids in [0, {size}), got {int(value)}")
+    return int(value)
+
+
 def pad_sequences(
     sequences: Sequence[Sequence[int]], pad_id: int = 0, length: int | None = None
 ) -> torch.Tensor:
     """Stack id lists into a ``(batch, length)`` long tensor, padding on the right with ``pad_id``."""
     if not sequences:
-        raise ValueError("pad_sequences needs at least one sequence, got none")
+        raise ValueError("sequences must hold at least one sequence, got none")
+    check_int("pad_id", pad_id, minimum=0)
+    for sequence in sequences:
+        for value in sequence:
+            _token_id("sequences", value, 2**63)
     longest = max(len(sequence) for sequence in sequences)
     length = longest if length is None else length
     if length < longest:

@@ -1,0 +1,87 @@
+"""What the models return, one convention (like Hugging Face's ``ModelOutput``): a dataclass read by
+attribute (``out.logits``) or key (``out["logits"]``) that also unpacks like the tuple the models
+used to return (``hidden, attentions = bert(ids)``; ``out[0]``), in the order of ``_tuple``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
+
+from torch import Tensor
+
+
+class ModelOutput:
+    """The base of the output dataclasses: attribute, key, index and unpacking access."""
+
+    _tuple: ClassVar[tuple[str, ...]]  # the names unpacked, in order
+
+    def __iter__(self):
+        return iter(tuple(getattr(self, name) for name in self._tuple))
+
+    def __len__(self) -> int:
+        return len(self._tuple)
+
+    def __getitem__(self, key: int | slice | str) -> Any:
+        if not isinstance(key, str):
+            return tuple(self)[key]
+        if key not in self.keys():
+            raise KeyError(f"{type(self).__name__} has no {key!r}; it has {self.keys()}")
+        return getattr(self, key)
+
+    def keys(self) -> list[str]:
+        """The names of the fields, and of what unpacking gives."""
+        return list(dict.fromkeys([f.name for f in fields(self)] + list(self._tuple)))
+
+
+@dataclass
+class BertModelOutput(ModelOutput):
+    """``last_hidden_state`` ``(batch, seq, hidden)``, ``attentions`` (one ``(batch, heads, seq,
+    seq)`` a layer, if asked) and ``pooler_output`` ``tanh(W h_[CLS] + b)`` ``(batch, hidden)``."""
+
+    last_hidden_state: Tensor
+    attentions: list[Tensor]
+    pooler_output: Tensor
+    _tuple = ("last_hidden_state", "attentions")
+
+
+@dataclass
+class TransformerOutput(ModelOutput):
+    """``last_hidden_state`` ``(batch, tgt_len, d_model)`` (a translator's next-token ``logits``)
+    and each layer's ``encoder_attentions``, ``decoder_attentions`` and ``cross_attentions``; it
+    unpacks as ``(last_hidden_state, attentions)``, a dict ``{"encoder", "decoder", "cross"}``."""
+
+    last_hidden_state: Tensor
+    encoder_attentions: list[Tensor]
+    decoder_attentions: list[Tensor]
+    cross_attentions: list[Tensor]
+    _tuple = ("last_hidden_state", "attentions")
+
+    @property
+    def attentions(self) -> dict[str, list[Tensor]]:
+        """The attention weights of every layer, by stack."""
+        names = ("encoder", "decoder", "cross")
+        return {name: getattr(self, f"{name}_attentions") for name in names}
+
+
+@dataclass
+class Seq2SeqTransformerOutput(TransformerOutput):
+    """A translator's: its ``last_hidden_state`` are the next-token ``logits``."""
+
+    _tuple = ("logits", "attentions")
+
+    @property
+    def logits(self) -> Tensor:
+        """``(batch, tgt_len, tgt_vocab)``."""
+        return self.last_hidden_state
+
+
+@dataclass
+class HANOutput(ModelOutput):
+    """``logits`` ``(documents, classes)`` and the attention weights of both levels,
+    ``sentence_weights`` ``(documents, sentences)`` and ``word_weights`` ``(documents, sentences,
+    words)``, 0 at padding."""
+
+    logits: Tensor
+    sentence_weights: Tensor
+    word_weights: Tensor
+    _tuple = ("logits", "sentence_weights", "word_weights")
