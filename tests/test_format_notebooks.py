@@ -57,7 +57,7 @@ def test_every_website_form_becomes_one_that_reads_anywhere():
     assert figure.metadata["mystnb"]["render_image_options"]["alt"] == "heatmap 'Weights'"
     assert solution.source.startswith("<details>\n<summary>Solution</summary>\n\nBecause")
     assert ":open:" not in solution.source and solution.source.endswith("</details>")
-    assert code.metadata.jupyter.source_hidden is True
+    assert code.metadata["jupyter"]["source_hidden"] is True
     assert "- Dzmitry Bahdanau" in references.source and "Ashish Vaswani" in references.source
     for cell in notebook.cells:
         assert not [marker for marker in WEBSITE_ONLY if marker in cell.source], cell.source
