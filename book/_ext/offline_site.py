@@ -140,10 +140,8 @@ FONTAWESOME_SCRIPT = re.compile(
     r'<script[^>]*\bsrc="[^"]*scripts/fontawesome\.js[^"]*"[^>]*>\s*</script>\s*'
 )
 # the left sidebar's title and search sit outside any landmark (axe: "region"): make it one
-SIDEBAR = '<div class="bd-sidebar-primary bd-sidebar">'
-LANDMARK_SIDEBAR = (
-    '<div class="bd-sidebar-primary bd-sidebar" role="complementary" aria-label="Book">'
-)
+SIDEBAR = re.compile(r'(<div [^>]*class="bd-sidebar-primary bd-sidebar")(?![^>]*\brole=)')
+LANDMARK_SIDEBAR = r'\1 role="complementary" aria-label="Book"'
 MATHJAX_SCRIPT = re.compile(r'<script[^>]*\bsrc="[^"]*vendored/mathjax/[^"]*"[^>]*>\s*</script>\s*')
 
 
@@ -154,7 +152,7 @@ def slim_pages(app: Sphinx, exception: Exception | None) -> None:
         return
     for page in Path(app.outdir).rglob("*.html"):
         html = page.read_text(encoding="utf-8")
-        slim = FONTAWESOME_SCRIPT.sub("", html).replace(SIDEBAR, LANDMARK_SIDEBAR)
+        slim = SIDEBAR.sub(LANDMARK_SIDEBAR, FONTAWESOME_SCRIPT.sub("", html))
         if 'class="math' not in slim:
             slim = MATHJAX_SCRIPT.sub("", slim)
         if slim != html:
