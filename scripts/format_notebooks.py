@@ -19,6 +19,7 @@ sources and metadata, never outputs, so nbval's comparison is unchanged:
   do not see test plumbing;
 - code solutions (tag ``solution``) are stored with their input collapsed in JupyterLab, and worked
   solutions (tag ``hide-cell``) with input and output collapsed;
+- a figure's text alternative, stored by the package with the figure, is handed to the website;
 - the per-cell execution timestamps a run writes (``metadata.execution``) are removed, so re-running a
   chapter does not rewrite hundreds of metadata lines.
 """
@@ -222,6 +223,20 @@ def collapse_solutions(cell: nbformat.NotebookNode) -> None:
         jupyter["outputs_hidden"] = True
 
 
+def describe_images(cell: nbformat.NotebookNode) -> None:
+    """Give the website the text alternative that the package stored with each figure (output
+    metadata ``alt``; myst-nb reads it from the cell's ``mystnb.render_image_options``)."""
+    alts = [
+        output.get("metadata", {}).get("image/png", {}).get("alt", "")
+        for output in cell.get("outputs", [])
+        if "image/png" in output.get("data", {})
+    ]
+    alts = [alt for alt in alts if alt]
+    if alts:
+        options = cell.metadata.setdefault("mystnb", {}).setdefault("render_image_options", {})
+        options["alt"] = " / ".join(dict.fromkeys(alts))
+
+
 def format_notebook(notebook: nbformat.NotebookNode, folder: Path = BOOK) -> None:
     """Apply every rewrite of this module to ``notebook`` in place."""
     citations_to_text(notebook)
@@ -232,6 +247,7 @@ def format_notebook(notebook: nbformat.NotebookNode, folder: Path = BOOK) -> Non
         elif cell.cell_type == "code":
             markers_to_tags(cell)
             collapse_solutions(cell)
+            describe_images(cell)
             cell.metadata.pop("execution", None)
 
 

@@ -5,7 +5,14 @@ that later chapters can import it. Submodules are imported on demand (``from att
 attention``), so importing the package itself stays cheap.
 """
 
+import sys
+
 from attention_to_bert.training import choose_device, set_seed
+
+if "ipykernel" in sys.modules:  # in a notebook: every figure is stored with a text alternative
+    from attention_to_bert.plotting import describe_figures_in_notebooks
+
+    describe_figures_in_notebooks()
 
 __all__ = ["choose_device", "set_seed"]
 __version__ = "0.1.0"

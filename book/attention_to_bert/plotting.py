@@ -141,3 +141,48 @@ def head_grid(
     if title:
         fig.suptitle(title)
     return fig
+
+
+def describe_figure(fig: Figure) -> str:
+    """A text alternative for ``fig``, from what it says of itself: the title, and for each panel its
+    title, kind, axis labels, tick labels (the tokens of a heatmap) and legend."""
+    parts = [fig._suptitle.get_text()] if fig._suptitle is not None else []
+    panels = [axis for axis in fig.axes if axis.get_label() != "<colorbar>" and axis.has_data()]
+    for number, axis in enumerate(panels, start=1):
+        kind = "heatmap" if axis.images else "bar chart" if axis.patches else "plot"
+        head = f"Panel {number} of {len(panels)}, " if len(panels) > 1 else ""
+        text = f"{head}{kind}" + (f" '{axis.get_title()}'" if axis.get_title() else "")
+        for name, label, ticks in (
+            ("x", axis.get_xlabel(), axis.get_xticklabels()),
+            ("y", axis.get_ylabel(), axis.get_yticklabels()),
+        ):
+            words = [tick.get_text() for tick in ticks if tick.get_text()]
+            shown = ", ".join(words[:12]) + (", ..." if len(words) > 12 else "")
+            if label or (axis.images and shown):
+                text += f"; {name} axis: {label or 'labels'}" + (
+                    f" ({shown})" if axis.images else ""
+                )
+        legend = axis.get_legend()
+        if legend is not None:
+            text += "; lines: " + ", ".join(entry.get_text() for entry in legend.get_texts())
+        parts.append(text)
+    return ". ".join(part for part in parts if part) or "A figure"
+
+
+def _png_with_description(fig: Figure) -> tuple[bytes, dict[str, str]]:
+    from IPython.core.pylabtools import print_figure
+
+    return print_figure(fig, "png", bbox_inches="tight"), {"alt": describe_figure(fig)}
+
+
+def describe_figures_in_notebooks() -> None:
+    """In a notebook, store each figure with its text alternative (output metadata ``alt``, which the
+    website shows to screen readers); nothing happens outside IPython."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is not None and hasattr(shell, "display_formatter"):
+        plt._get_backend_mod()  # load the inline backend now: it registers its own PNG formatter
+        shell.display_formatter.formatters["image/png"].for_type(Figure, _png_with_description)

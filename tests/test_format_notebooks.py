@@ -1,0 +1,94 @@
+"""scripts/format_notebooks.py: the chapters read the same on the website, in JupyterLab and Colab."""
+
+import sys
+
+import matplotlib
+import nbformat
+import pytest
+import torch
+from helpers import CHAPTERS, ROOT
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+matplotlib.use("Agg")
+sys.path.insert(0, str(ROOT / "scripts"))
+import format_notebooks  # noqa: E402
+
+from attention_to_bert.plotting import describe_figure, head_grid, heatmap  # noqa: E402
+
+WEBSITE_ONLY = ["{dropdown}", "{footcite", "{footbibliography}", "{doc}", "{ref}", "```{"]
+
+
+def chapter_like() -> nbformat.NotebookNode:
+    image = new_output(
+        "display_data",
+        data={"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"},
+        metadata={"image/png": {"alt": "heatmap 'Weights'"}},
+    )
+    return new_notebook(
+        cells=[
+            new_markdown_cell(
+                "As {footcite:t}`vaswani2017attention` show, see {doc}`04_self_attention` and the "
+                "{ref}`mask conventions <mask-conventions>` {footcite:p}`bahdanau2015neural`."
+            ),
+            new_code_cell("# NBVAL_IGNORE_OUTPUT\nprint(seconds)"),
+            new_code_cell(
+                "plot()",
+                outputs=[image],
+                metadata={"execution": {"iopub.status.busy": "2026-12-03T08:08:04Z"}},
+            ),
+            new_markdown_cell("```{dropdown} Solution\n:open:\nBecause **bold** $x$.\n```"),
+            new_code_cell(
+                "# BEGIN SOLUTION\nx = 1\n# END SOLUTION", metadata={"tags": ["solution"]}
+            ),
+            new_markdown_cell("## References\n\n```{footbibliography}\n```"),
+        ]
+    )
+
+
+def test_every_website_form_becomes_one_that_reads_anywhere():
+    notebook = chapter_like()
+    format_notebooks.format_notebook(notebook)
+    text, ignored, figure, solution, code, references = notebook.cells
+    assert "Vaswani et al. (2017)" in text.source and "(Bahdanau et al., 2015)" in text.source
+    assert "](04_self_attention.ipynb)" in text.source
+    assert "[mask conventions](notation.md#mask-conventions)" in text.source
+    assert ignored.source == "print(seconds)" and ignored.metadata.tags == ["nbval-ignore-output"]
+    assert "execution" not in figure.metadata
+    assert figure.metadata["mystnb"]["render_image_options"]["alt"] == "heatmap 'Weights'"
+    assert solution.source.startswith("<details>\n<summary>Solution</summary>\n\nBecause")
+    assert ":open:" not in solution.source and solution.source.endswith("</details>")
+    assert code.metadata["jupyter"]["source_hidden"] is True
+    assert "- Dzmitry Bahdanau" in references.source and "Ashish Vaswani" in references.source
+    for cell in notebook.cells:
+        assert not [marker for marker in WEBSITE_ONLY if marker in cell.source], cell.source
+
+
+def test_formatting_twice_changes_nothing():
+    once = chapter_like()
+    format_notebooks.format_notebook(once)
+    twice = nbformat.from_dict(once)
+    format_notebooks.format_notebook(twice)
+    assert nbformat.writes(once) == nbformat.writes(twice)
+
+
+def test_an_unknown_citation_or_label_is_a_clear_error():
+    with pytest.raises(ValueError, match="no entry"):
+        format_notebooks.format_notebook(new_notebook(cells=[new_markdown_cell("{footcite:p}`x`")]))
+    cell = new_markdown_cell("{ref}`nowhere`")
+    with pytest.raises(ValueError, match=r"no label \(nowhere\)="):
+        format_notebooks.format_notebook(new_notebook(cells=[cell]))
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda path: path.stem)
+def test_the_committed_chapters_are_formatted(path):
+    assert not format_notebooks.format_file(path, check=True), (
+        f"{path.name}: run `python scripts/format_notebooks.py`"
+    )
+
+
+def test_a_figure_describes_itself():
+    heat = heatmap(torch.rand(2, 3), ["the", "cat", "sat"], ["q1", "q2"], title="Weights")
+    text = describe_figure(heat.figure)
+    assert "heatmap 'Weights'" in text and "the, cat, sat" in text and "q1, q2" in text
+    grid = head_grid(torch.rand(2, 2, 2), ["a", "b"], ["a", "b"], title="Two heads")
+    assert "Two heads" in describe_figure(grid) and "Panel 2 of 2" in describe_figure(grid)
