@@ -220,3 +220,20 @@ def test_bad_arguments_give_clear_errors(vocabs):
         greedy_decode(model, source, max_length=0)
     with pytest.raises(TypeError, match="sources must be a list of strings"):
         translate(model, "3 jun 2004")
+
+
+def test_fit_prints_evaluate_in_its_log_every_log_every_steps(vocabs, capsys):
+    set_seed(0, num_threads=1)
+    digits = vocabs[1]
+    model = Seq2Seq(digits, digits, score=None, embedding_size=8, hidden_size=16)
+    pairs = [("123", "321"), ("45", "54"), ("6789", "9876"), ("10", "01")] * 4
+    calls = []
+
+    def evaluate(candidate):
+        calls.append(candidate.training)  # called in eval mode
+        return 0.25 * len(calls)
+
+    losses, _ = fit(model, pairs, epochs=3, batch_size=4, log_every=6, evaluate=evaluate)
+    assert len(losses) == 12 and calls == [False, False]
+    log = capsys.readouterr().out.splitlines()
+    assert len(log) == 2 and "eval 0.2500" in log[0] and "eval 0.5000" in log[1]

@@ -362,11 +362,13 @@ def fit(
     lr: float = 3e-3,
     seed: int = 0,
     log_every: int = 0,
+    evaluate: Callable[[Seq2Seq], float] | None = None,
 ) -> tuple[list[float], float]:
     """Train ``model`` with teacher forcing on (source, target) string pairs with Adam.
 
     Each epoch visits the pairs in a new seeded order, in batches trimmed to their longest source.
     Returns the loss of every step and the seconds it took; the model ends in eval mode (``train``).
+    ``evaluate(model)``, if given, is printed in every log line (as in ``train``).
     """
     check_ints(epochs=epochs, batch_size=batch_size)
     check_int("seed", seed, minimum=0)
@@ -398,5 +400,7 @@ def fit(
 
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     start = time.perf_counter()
-    losses = train(model, batches, loss_fn, optimizer, epochs=epochs, log_every=log_every)
+    losses = train(
+        model, batches, loss_fn, optimizer, epochs=epochs, log_every=log_every, evaluate=evaluate
+    )
     return losses, time.perf_counter() - start
