@@ -44,7 +44,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=PRETRAINED, help="checkpoint folder")
     parser.add_argument("--tokenizer", type=Path, help="tokenizer.json (default: OUT's; trained)")
     parser.add_argument("--evaluate", type=Path, help="plain-text file: print masked accuracy")
-    parser.add_argument("--steps", type=int, default=3000)
+    parser.add_argument("--steps", type=int, default=2200)
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--max-length", type=int, default=48)
     parser.add_argument("--lr", type=float, default=1e-3)
