@@ -53,6 +53,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--heads", type=int, default=4)
     parser.add_argument("--vocab-size", type=int, default=8000)
+    parser.add_argument(
+        "--stop-after", type=int, help="stop after this many steps (the schedule keeps --steps)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--save-every", type=int, default=250)
@@ -60,7 +63,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     for name in ("steps", "batch_size", "max_length", "hidden", "layers", "heads", "vocab_size"):
         if getattr(args, name) < 1:
-            parser.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
+            parser.error(
+                f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}"
+            )
     if args.max_length < 8:
         parser.error(f"--max-length must be at least 8, got {args.max_length}")
     return args
@@ -161,22 +166,27 @@ def pretrain(args: argparse.Namespace) -> dict:
         scheduler.step()
         pairs = int((batch["nsp_labels"] != -100).sum())
         window.append((mlm_loss.item(), nsp_loss.item(), int(nsp_correct), pairs))
-        if step % args.log_every == 0 or step == args.steps:
+        if step % args.log_every == 0 or step in (args.steps, args.stop_after):
             row = {
                 "step": step,
                 "seconds": round(time.perf_counter() - start, 1),
                 "mlm_loss": round(sum(w[0] for w in window) / len(window), 4),
                 "nsp_loss": round(sum(w[1] for w in window) / len(window), 4),
-                "nsp_accuracy": round(sum(w[2] for w in window) / max(1, sum(w[3] for w in window)), 4),
+                "nsp_accuracy": round(
+                    sum(w[2] for w in window) / max(1, sum(w[3] for w in window)), 4
+                ),
             }
             window = []
             log.append(row)
             print(row, flush=True)
-        if step % args.save_every == 0 or step == args.steps:
+        last = step == args.steps or step == args.stop_after
+        if step % args.save_every == 0 or last:
             result = evaluate_mlm(model, tokenizer, held_out, unigram, seed=0)
             log[-1]["held_out"] = {k: round(v, 4) for k, v in result.items()}
             print("held-out", log[-1]["held_out"], flush=True)
             save_pretrained(model, args.out, info | {"steps_done": step, "log": log})
+        if step == args.stop_after:
+            break
     return {"log": log}
 
 

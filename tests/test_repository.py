@@ -21,7 +21,7 @@ def test_every_notebook_installs_from_the_configured_repository():
     url = set_repository.configured_url()
     assert url.startswith("https://github.com/")
     urls = set_repository.notebook_urls()
-    assert len(urls) == 7
+    assert len(urls) == 8
     assert all(found == [url] for found in urls.values()), urls
 
 
