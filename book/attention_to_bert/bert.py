@@ -272,7 +272,9 @@ def fill_mask(text: str, top_k: int = 5) -> list[list[str]]:
     model, tokenizer = _PRETRAINED_CACHE["model"], _PRETRAINED_CACHE["tokenizer"]
     vocab_size = model.bert.config.vocab_size
     if not 1 <= top_k <= vocab_size - len(SPECIAL_TOKENS):
-        raise ValueError(f"top_k must be between 1 and {vocab_size - len(SPECIAL_TOKENS)}, got {top_k}")
+        raise ValueError(
+            f"top_k must be between 1 and {vocab_size - len(SPECIAL_TOKENS)}, got {top_k}"
+        )
     ids = tokenizer.encode(text).ids
     limit = model.bert.config.max_position_embeddings
     if len(ids) > limit:

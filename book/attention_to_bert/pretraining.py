@@ -199,14 +199,18 @@ def pretraining_losses(
     are counts of right top-1 guesses, as tensors, and the number of masked tokens / NSP pairs is
     ``labels != -100`` summed)."""
     vocab_size = model.bert.config.vocab_size
-    inputs, labels = mask_tokens(batch["input_ids"], batch["special"], mask_id, vocab_size, generator)
+    inputs, labels = mask_tokens(
+        batch["input_ids"], batch["special"], mask_id, vocab_size, generator
+    )
     positions = labels != IGNORE
     mlm, nsp = model(inputs, batch["token_type_ids"], batch["attention_mask"], positions)
     targets = labels[positions]
     mlm_loss = F.cross_entropy(mlm, targets)
     nsp_labels = batch["nsp_labels"]
     has_pair = nsp_labels != IGNORE
-    nsp_loss = F.cross_entropy(nsp[has_pair], nsp_labels[has_pair]) if has_pair.any() else mlm_loss * 0
+    nsp_loss = (
+        F.cross_entropy(nsp[has_pair], nsp_labels[has_pair]) if has_pair.any() else mlm_loss * 0
+    )
     mlm_correct = (mlm.argmax(-1) == targets).sum()
     nsp_correct = (nsp[has_pair].argmax(-1) == nsp_labels[has_pair]).sum()
     return mlm_loss, nsp_loss, mlm_correct, nsp_correct
@@ -294,7 +298,9 @@ def evaluate_mlm(
     for start in range(0, len(texts), batch_size):
         encoded = [
             [cls_id, *e.ids[: max_length - 2], sep_id]
-            for e in tokenizer.encode_batch(texts[start : start + batch_size], add_special_tokens=False)
+            for e in tokenizer.encode_batch(
+                texts[start : start + batch_size], add_special_tokens=False
+            )
         ]
         length = max(len(ids) for ids in encoded)
         ids = torch.zeros(len(encoded), length, dtype=torch.long)
