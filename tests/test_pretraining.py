@@ -149,7 +149,8 @@ def test_the_shipped_checkpoint_loads_with_strict_keys_and_beats_the_unigram_bas
     model, tokenizer, info = pretraining.load_pretrained()
     state = load_file(SHIPPED / "model.safetensors")
     assert set(state) == set(model.state_dict())  # load_pretrained used strict=True as well
-    assert info["steps_done"] == int(info["recipe"]["steps"])
+    recipe = info["recipe"]
+    assert info["steps_done"] == (recipe.get("stop_after") or recipe["steps"])
     held_out = info["log"][-1]["held_out"]
     assert held_out["top5"] > held_out["unigram_top5"] + 0.05
 
@@ -183,3 +184,24 @@ def test_fill_mask_returns_top_k_tokens_per_mask():
 def test_fill_mask_refuses_bad_input(text, top_k, error, message):
     with pytest.raises(error, match=message):
         bert.fill_mask(text, top_k=top_k)
+
+
+def test_the_fine_tuning_test_sentences_are_never_trained_on():
+    from attention_to_bert import finetuning
+
+    pool, validation, test = finetuning.splits()
+    assert len(test) == 600 and len(validation) == 283
+    test_text = {s for s, _ in test}
+    assert not test_text & {s for s, _ in pool + validation}
+    corpus = {s for doc in pretraining.corpus_documents() for s in doc}
+    assert not test_text & corpus  # pre-training never read them either
+    small, large = finetuning.training_set(pool, 16, 0), finetuning.training_set(pool, 64, 1)
+    assert len(small) == 16 and len(large) == 64 and small != large[:16]
+
+
+def test_the_cloze_sentences_are_not_in_the_corpus():
+    path = Path(pretraining.__file__).parent / "data" / "cloze.tsv"
+    rows = [line.split("\t") for line in path.read_text().splitlines()]
+    corpus = {s.lower() for doc in pretraining.corpus_documents() for s in doc}
+    assert len(rows) >= 40
+    assert all(s.count("[MASK]") == 1 and s.replace("[MASK]", w) not in corpus for s, w in rows)
