@@ -150,7 +150,16 @@ def pretrain(args: argparse.Namespace) -> dict:
     log, window, start = [], [], time.perf_counter()
     info = {
         "corpus": "WordNet 3.0 glosses and examples + UCI sentiment pool sentences",
-        "recipe": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
+        "recipe": {
+            k: (
+                v.resolve().relative_to(ROOT).as_posix()
+                if v.resolve().is_relative_to(ROOT)
+                else v.name
+            )
+            if isinstance(v, Path)
+            else v
+            for k, v in vars(args).items()
+        },
         "unigram_counts": unigram.tolist(),
     }
     for step in range(1, args.steps + 1):
