@@ -50,7 +50,9 @@ def test_mlm_head_is_tied_to_the_token_table_and_scores_only_the_chosen_position
     assert few.shape == (2, 50) and every.shape == (2, 7, 50) and nsp.shape == (2, 2)
     torch.testing.assert_close(few, every[positions])
     with torch.no_grad():
-        model.bert.embeddings.word_embeddings.weight[7] += 1.0
+        model.bert.embeddings.word_embeddings.weight[7] += torch.randn(
+            16
+        )  # not a constant: LayerNorm
     changed, _ = model(ids, positions=positions)
     assert not torch.allclose(changed[:, 7], few[:, 7])  # the decoder reads the token table
     names = set(model.state_dict())

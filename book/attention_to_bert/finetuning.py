@@ -136,7 +136,7 @@ def fine_tune(kind: str, rows: list, lr: float, seed: int) -> tuple[Encoder, nn.
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-    return encoder, head, float(loss)
+    return encoder, head, float(loss.detach())
 
 
 @torch.no_grad()
