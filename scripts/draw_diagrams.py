@@ -1321,27 +1321,24 @@ def ch7_pretraining() -> Canvas:
     return c
 
 
-def ch7_finetuning() -> Canvas:
-    """Fine-tuning: one new linear layer on the pooled [CLS] vector, every weight trained."""
-    c = Canvas(10.2, 5.0)
-    tokens = ["[CLS]", "honestly", "never", "boring", "plot", ".", "\u2026", "[SEP]"]
-    xs = [0.8 + 1.23 * k for k in range(len(tokens))]
+def ch8_finetuning() -> Canvas:
+    """Fine-tuning: the mean of the output vectors, one new linear layer, every weight trained."""
+    c = Canvas(10.2, 5.3)
+    tokens = ["[CLS]", "not", "a", "good", "bargain", ".", "[SEP]"]
+    xs = [1.1 + 1.33 * k for k in range(len(tokens))]
     for k, (x, token) in enumerate(zip(xs, tokens, strict=True)):
-        c.box(
-            x, 0.7, 1.08, 0.42, _tt(token) if token != "\u2026" else token, "input", size=FONT - 1
-        )
+        c.box(x, 0.7, 1.12, 0.42, _tt(token), "input", size=FONT - 1)
         c.arrow((x, 0.91), (x, 1.3))
         c.arrow((x, 2.55), (x, 2.95))
-        c.box(
-            x,
-            3.2,
-            0.95,
-            0.46,
-            r"$\mathbf{h}_{\mathtt{[CLS]}}$" if k == 0 else rf"$\mathbf{{h}}_{{{k}}}$",
-            "result" if k == 0 else "input",
-            size=FONT,
-        )
-    c.text(5.1, 0.22, "one review, its sentences in one sequence", size=FONT - 2, color=MUTED)
+        c.box(x, 3.2, 0.95, 0.46, rf"$\mathbf{{h}}_{{{k}}}$", "input", size=FONT)
+        c.arrow((x, 3.43), (x, 3.72))
+    c.text(
+        5.1,
+        0.22,
+        "one real review sentence (UCI, Amazon), one sequence",
+        size=FONT - 2,
+        color=MUTED,
+    )
     c.box(5.1, 1.9, 9.4, 1.1, "", "attention")
     c.text(5.1, 2.08, "pre-trained BERT (embeddings and encoder)", size=FONT)
     c.text(
@@ -1351,21 +1348,20 @@ def ch7_finetuning() -> Canvas:
         size=FONT - 2,
         color=MUTED,
     )
-    c.arrow((xs[0], 3.43), (xs[0], 3.75))
     c.box(
-        xs[0] + 0.9,
-        4.0,
-        2.6,
-        0.46,
-        r"pooler $\tanh(\mathbf{W}\mathbf{h}_{\mathtt{[CLS]}} + \mathbf{b})$",
-        "op",
+        5.1,
+        3.98,
+        8.9,
+        0.42,
+        "mean of the output vectors (padding excluded)",
+        "result",
         size=FONT - 2,
     )
-    c.arrow((xs[0] + 2.2, 4.0), (4.3, 4.0))
-    c.box(5.45, 4.0, 2.3, 0.5, "new linear layer", "op", size=FONT - 1, lw=2.2)
-    c.arrow((6.6, 4.0), (7.25, 4.0))
-    c.text(8.2, 4.0, "positive /\nnegative", size=FONT - 1)
-    c.text(5.45, 4.55, "the only new weights", size=FONT - 2, color=INK)
+    c.arrow((5.1, 4.19), (5.1, 4.52))
+    c.box(5.1, 4.78, 2.1, 0.5, "new linear layer", "op", size=FONT - 1, lw=2.2)
+    c.arrow((6.15, 4.78), (6.75, 4.78))
+    c.text(7.75, 4.78, "positive / negative", size=FONT - 1)
+    c.text(2.5, 4.78, "the only new weights", size=FONT - 2, color=INK)
     return c
 
 
@@ -1382,7 +1378,7 @@ DIAGRAMS: dict[str, Callable[[], Canvas]] = {
     "ch6_transformer": ch6_transformer,
     "ch7_bert_input": ch7_bert_input,
     "ch7_pretraining": ch7_pretraining,
-    "ch7_finetuning": ch7_finetuning,
+    "ch8_finetuning": ch8_finetuning,
 }
 
 

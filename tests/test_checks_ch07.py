@@ -35,6 +35,16 @@ def labels_are_corrupted_ids(input_ids, special_mask, mask_id, vocab_size):
     return corrupted, torch.where(labels != -100, corrupted, labels)
 
 
+def labels_everywhere(input_ids, special_mask, mask_id, vocab_size):
+    corrupted, _ = right(input_ids, special_mask, mask_id, vocab_size)
+    return corrupted, input_ids.clone()
+
+
+def labels_zero_when_not_chosen(input_ids, special_mask, mask_id, vocab_size):
+    corrupted, labels = right(input_ids, special_mask, mask_id, vocab_size)
+    return corrupted, labels.masked_fill(labels == -100, 0)
+
+
 def in_place(input_ids, special_mask, mask_id, vocab_size):
     corrupted, labels = right(input_ids, special_mask, mask_id, vocab_size)
     input_ids.copy_(corrupted)
@@ -74,6 +84,8 @@ def test_catches_typical_wrong_answers(capsys):
         masks_specials_too: "special positions",
         labels_are_corrupted_ids: "ORIGINAL token",
         in_place: "modified in place",
+        labels_everywhere: "labels must be -100 where a token was not chosen",
+        labels_zero_when_not_chosen: "labels must be -100 where a token was not chosen",
         wrong_rate: "expected 0.15",
         random_half: "expected 0.8",
         same_every_call: "fresh random numbers",

@@ -269,3 +269,43 @@ def load_minilm(attn_implementation: str = "eager") -> tuple[BertModel, Any]:
     from transformers import BertTokenizerFast
 
     return model.eval(), BertTokenizerFast.from_pretrained(str(folder), local_files_only=True)
+
+
+_PRETRAINED_CACHE: dict[str, Any] = {}
+
+
+def fill_mask(text: str, top_k: int = 5) -> list[list[str]]:
+    """For each [MASK] in ``text``, the ``top_k`` tokens the book's own pre-trained small BERT
+    (chapter 7, ``attention_to_bert/pretrained``) finds likeliest there, best first.
+
+    >>> fill_mask("the children [MASK] to school every morning .")  # doctest: +SKIP
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if not text.strip():
+        raise ValueError("text must be a non-empty sentence with [MASK] in it, got an empty string")
+    if "[MASK]" not in text:
+        raise ValueError(f"text must contain [MASK] (upper case, in brackets), got {text!r}")
+    if isinstance(top_k, bool) or not isinstance(top_k, int):
+        raise TypeError(f"top_k must be an int, got {type(top_k).__name__}")
+    from attention_to_bert.pretraining import SPECIAL_TOKENS, load_pretrained
+
+    if "model" not in _PRETRAINED_CACHE:
+        _PRETRAINED_CACHE["model"], _PRETRAINED_CACHE["tokenizer"], _ = load_pretrained()
+    model, tokenizer = _PRETRAINED_CACHE["model"], _PRETRAINED_CACHE["tokenizer"]
+    vocab_size = model.bert.config.vocab_size
+    if not 1 <= top_k <= vocab_size - len(SPECIAL_TOKENS):
+        raise ValueError(
+            f"top_k must be between 1 and {vocab_size - len(SPECIAL_TOKENS)}, got {top_k}"
+        )
+    ids = tokenizer.encode(text).ids
+    limit = model.bert.config.max_position_embeddings
+    if len(ids) > limit:
+        raise ValueError(f"text is {len(ids)} tokens long; the model reads at most {limit}")
+    input_ids = torch.tensor([ids])
+    positions = input_ids == tokenizer.token_to_id("[MASK]")
+    with torch.no_grad():
+        logits, _ = model.eval()(input_ids, None, None, positions)
+    logits[:, : len(SPECIAL_TOKENS)] = -math.inf  # never propose [PAD], [UNK], [CLS], ...
+    best = logits.topk(top_k, dim=-1).indices
+    return [[tokenizer.id_to_token(int(i)) for i in row] for row in best]

@@ -8,4 +8,5 @@ from attention_to_bert.checks.ch04 import positional_encoding, self_attention
 from attention_to_bert.checks.ch05 import causal_mask, multi_head_attention, split_heads
 from attention_to_bert.checks.ch06 import beam_step, cross_attention
 from attention_to_bert.checks.ch07 import mlm_mask
+from attention_to_bert.checks.ch08 import masked_scores
 from attention_to_bert.checks.checker import Checker

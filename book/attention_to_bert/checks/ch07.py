@@ -35,6 +35,14 @@ def mlm_mask(candidate: Callable[..., Any]) -> bool:
     modified = "the input_ids were modified in place: work on a copy (clone)"
     checker.expect(torch.equal(passed, ids), modified)
     chosen = labels != -100
+    labelled = chosen[~special].float().mean().item()
+    if labelled > 0.5:
+        checker.expect(
+            False,
+            f"labels must be -100 where a token was not chosen: {labelled:.2f} of the ordinary "
+            "tokens carry a label, expected about 0.15 (the loss reads only the chosen ones)",
+        )
+        return checker.report()
     checker.expect(
         not chosen[special].any() and torch.equal(corrupted[special], ids[special]),
         "special positions ([CLS], [SEP], padding) were chosen or changed: leave them alone",

@@ -1,0 +1,57 @@
+"""The checkers of chapter 8: masked-LM scores only where a token was chosen."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from attention_to_bert.checks.checker import Checker
+
+
+def masked_scores(candidate: Callable[..., Any]) -> bool:
+    """Check ``candidate(hidden, labels, table, bias) -> (scores, targets)``: the vocabulary scores
+    ``h_i W_tok^T + b`` at the positions whose label is not -100 only, ``(num_chosen, vocab)``, and
+    the labels there, ``(num_chosen,)``; no input modified."""
+    checker = Checker("masked_scores")
+    generator = torch.Generator().manual_seed(0)
+    hidden = torch.randn(3, 9, 8, generator=generator)
+    table = torch.randn(40, 8, generator=generator)
+    bias = torch.randn(40, generator=generator)
+    labels = torch.full((3, 9), -100)
+    chosen = torch.rand(3, 9, generator=generator) < 0.3
+    chosen[0, 1] = True
+    labels[chosen] = torch.randint(5, 40, (int(chosen.sum()),), generator=generator)
+    inputs = [tensor.clone() for tensor in (hidden, labels, table, bias)]
+    result = checker.call(
+        candidate, *inputs, case="3 sequences of 9 positions", pair="(scores, targets)"
+    )
+    if result is None:
+        return checker.report()
+    scores, targets = result
+    every = hidden @ table.T + bias
+    checker.compare(
+        scores,
+        every[chosen],
+        "scores",
+        mistakes=[
+            (every, "scores at every position: keep only the rows where labels != -100"),
+            (every[~chosen], "scores at the positions NOT chosen: keep labels != -100"),
+            ((hidden @ table.T)[chosen], "the bias b is missing"),
+        ],
+    )
+    checker.compare(
+        targets,
+        labels[chosen],
+        "targets",
+        mistakes=[(labels, "targets must be the labels at the chosen positions only")],
+    )
+    for name, before, after in zip(
+        ("hidden", "labels", "table", "bias"),
+        (hidden, labels, table, bias),
+        inputs,
+        strict=True,
+    ):
+        checker.expect(torch.equal(before, after), f"{name} was modified in place: work on a copy")
+    return checker.report()

@@ -1,0 +1,19 @@
+"""WordNet 3.0's glosses and example sentences (Princeton University; WordNet 3.0 licence), shipped
+as an extract: ``load_glosses()`` returns one list per synset, its definition then its examples.
+
+See ``README.md`` and ``LICENSE`` beside this file; ``scripts/build_wordnet_extract.py`` rebuilt it
+from the Debian package ``wordnet-base``.
+"""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+_FOLDER = Path(__file__).resolve().parent
+
+
+def load_glosses() -> list[list[str]]:
+    """Every synset's ``[definition, example, ...]`` (117,659 synsets), in WordNet's file order."""
+    with gzip.open(_FOLDER / "glosses.tsv.gz", "rt", encoding="utf-8") as file:
+        return [line.rstrip("\n").split("\t") for line in file if line.strip()]

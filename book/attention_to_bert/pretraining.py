@@ -1,0 +1,322 @@
+"""Pre-training the book's own small BERT (chapter 7): a WordPiece vocabulary, the masked-LM head tied
+to the token table, the next-sentence head on the pooled [CLS], the pair sampler, and the loader of
+the checkpoint that ``scripts/pretrain_bert.py`` writes into ``pretrained/``.
+
+The corpus is real English: WordNet 3.0's glosses and example sentences
+(``attention_to_bert.data.wordnet``) and the UCI sentences of the training pool of
+``sentiment_split`` (never its test sentences).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import OrderedDict
+from dataclasses import asdict, fields
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from attention_to_bert.bert import BertConfig, BertModel, init_weights
+
+PRETRAINED = Path(__file__).resolve().parent / "pretrained"
+SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+IGNORE = -100  # the label of a position the loss skips (torch's cross_entropy ignore_index)
+
+
+def sentiment_split(num_test: int = 1000, seed: int = 0) -> tuple[list, list]:
+    """The UCI sentences of all three sources, shuffled with ``seed``: ``(pool, test)``, where the
+    first ``num_test`` are held out. Pre-training sees only the pool's text (never its labels)."""
+    from attention_to_bert.data.sentiment import SOURCES, load_sentences
+
+    pairs = [pair for source in SOURCES for pair in load_sentences(source)]
+    random.Random(seed).shuffle(pairs)
+    return pairs[num_test:], pairs[:num_test]
+
+
+def corpus_documents() -> list[list[str]]:
+    """The pre-training corpus: each WordNet synset ``[definition, example, ...]`` is a document,
+    then each UCI pool sentence is a one-sentence document."""
+    from attention_to_bert.data.wordnet import load_glosses
+
+    pool, _ = sentiment_split()
+    return load_glosses() + [[sentence] for sentence, _ in pool]
+
+
+def train_wordpiece(texts: list[str], vocab_size: int = 8000) -> Any:
+    """A lower-casing WordPiece tokenizer (``tokenizers.Tokenizer``) trained on ``texts``."""
+    from tokenizers import BertWordPieceTokenizer
+
+    tokenizer = BertWordPieceTokenizer(lowercase=True, strip_accents=True)
+    tokenizer.train_from_iterator(
+        texts, vocab_size=vocab_size, min_frequency=2, special_tokens=list(SPECIAL_TOKENS)
+    )
+    return tokenizer._tokenizer  # the plain Tokenizer: saves and loads as tokenizer.json
+
+
+class BertForPreTraining(nn.Module):
+    """``BertModel`` plus BERT's two pre-training heads, named like Hugging Face's:
+
+    - ``cls.predictions``: dense + GELU + LayerNorm, then scores against the token table (the decoder
+      weight *is* ``bert.embeddings.word_embeddings.weight``) plus a bias: masked-LM logits;
+    - ``cls.seq_relationship``: a linear layer on the pooled [CLS] (``bert.pooler``): next-sentence
+      logits (class 0 = B follows A, class 1 = B is a random sentence).
+    """
+
+    def __init__(self, config: BertConfig) -> None:
+        super().__init__()
+        self.bert = BertModel(config)
+        size = config.hidden_size
+        transform = nn.Sequential(
+            OrderedDict(
+                dense=nn.Linear(size, size),
+                transform_act_fn=nn.GELU(),
+                LayerNorm=nn.LayerNorm(size, eps=config.layer_norm_eps),
+            )
+        )
+        self.cls = nn.Module()
+        self.cls.predictions = nn.Module()
+        self.cls.predictions.transform = transform
+        self.cls.predictions.bias = nn.Parameter(torch.zeros(config.vocab_size))
+        self.cls.seq_relationship = nn.Linear(size, 2)
+        self.cls.apply(lambda module: init_weights(module, config.initializer_range))
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        token_type_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        positions: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Return ``(mlm_logits, nsp_logits)``. With ``positions`` (bool, the shape of
+        ``input_ids``) the vocabulary scores are computed only there, ``(num_true, vocab)``: the
+        cheap way, as only masked positions enter the loss; without, ``(batch, seq, vocab)``."""
+        hidden = self.bert(input_ids, token_type_ids, attention_mask, output_attentions=False)[0]
+        if positions is not None:
+            if positions.shape != input_ids.shape or positions.dtype != torch.bool:
+                raise ValueError(
+                    f"positions must be a bool tensor of shape {tuple(input_ids.shape)}, got "
+                    f"{positions.dtype} of shape {tuple(positions.shape)}"
+                )
+            selected = hidden[positions]
+        else:
+            selected = hidden
+        table = self.bert.embeddings.word_embeddings.weight
+        mlm = self.cls.predictions.transform(selected) @ table.T + self.cls.predictions.bias
+        pooled = self.bert.pooler(hidden[:, 0])
+        return mlm, self.cls.seq_relationship(pooled)
+
+
+def mask_tokens(
+    input_ids: torch.Tensor,
+    special: torch.Tensor,
+    mask_id: int,
+    vocab_size: int,
+    generator: torch.Generator,
+    probability: float = 0.15,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """BERT's masking: choose each non-special token with ``probability``; of those, 80% become
+    [MASK], 10% a random token, 10% stay. Returns ``(inputs, labels)``, labels -100 where a token
+    was not chosen. ``input_ids`` is not modified."""
+    chosen = (torch.rand(input_ids.shape, generator=generator) < probability) & ~special
+    labels = torch.where(chosen, input_ids, torch.full_like(input_ids, IGNORE))
+    roll = torch.rand(input_ids.shape, generator=generator)
+    randoms = torch.randint(len(SPECIAL_TOKENS), vocab_size, input_ids.shape, generator=generator)
+    inputs = torch.where(chosen & (roll < 0.8), torch.full_like(input_ids, mask_id), input_ids)
+    inputs = torch.where(chosen & (roll >= 0.8) & (roll < 0.9), randoms, inputs)
+    return inputs, labels
+
+
+class PairSampler:
+    """Draws BERT's pre-training examples ``[CLS] A [SEP] B [SEP]`` from documents (lists of
+    sentences, already token ids). Half of the time A is a sentence of a document with a next one,
+    and B is that next sentence (NSP label 0) or, with probability 1/2, a sentence of a random
+    other document (label 1). Otherwise the example is one sentence alone, NSP label -100."""
+
+    def __init__(
+        self,
+        documents: list[list[list[int]]],
+        cls_id: int,
+        sep_id: int,
+        max_length: int = 48,
+        seed: int = 0,
+    ) -> None:
+        if not documents or not any(documents):
+            raise ValueError("documents must hold at least one non-empty document, got none")
+        self.documents = [doc for doc in documents if doc]
+        self.multi = [i for i, doc in enumerate(self.documents) if len(doc) > 1]
+        self.cls_id, self.sep_id, self.max_length = cls_id, sep_id, max_length
+        self.rng = random.Random(seed)
+
+    def example(self) -> tuple[list[int], list[int], int]:
+        """One ``(input_ids, token_type_ids, nsp_label)``."""
+        rng, room = self.rng, self.max_length - 3
+        if self.multi and rng.random() < 0.5:
+            doc = self.documents[rng.choice(self.multi)]
+            i = rng.randrange(len(doc) - 1)
+            a, b, label = doc[i], doc[i + 1], 0
+            if rng.random() < 0.5:
+                other = rng.randrange(len(self.documents))
+                if self.documents[other] is not doc:
+                    b, label = rng.choice(self.documents[other]), 1
+            a = a[: max(room // 2, room - len(b))]
+            b = b[: room - len(a)]
+            ids = [self.cls_id, *a, self.sep_id, *b, self.sep_id]
+            return ids, [0] * (len(a) + 2) + [1] * (len(b) + 1), label
+        doc = self.documents[rng.randrange(len(self.documents))]
+        a = rng.choice(doc)[: self.max_length - 2]
+        return [self.cls_id, *a, self.sep_id], [0] * (len(a) + 2), IGNORE
+
+    def batch(self, size: int) -> dict[str, torch.Tensor]:
+        """``size`` examples padded to the longest: input_ids, token_type_ids, attention_mask
+        (1 = real token), special (True at [CLS]/[SEP]/padding) and nsp_labels."""
+        examples = [self.example() for _ in range(size)]
+        length = max(len(ids) for ids, _, _ in examples)
+        ids = torch.zeros(size, length, dtype=torch.long)
+        types = torch.zeros(size, length, dtype=torch.long)
+        for row, (tokens, segments, _) in enumerate(examples):
+            ids[row, : len(tokens)] = torch.tensor(tokens)
+            types[row, : len(segments)] = torch.tensor(segments)
+        attention = (ids != 0).long()
+        special = (ids == 0) | (ids == self.cls_id) | (ids == self.sep_id)
+        labels = torch.tensor([label for _, _, label in examples])
+        return dict(
+            input_ids=ids,
+            token_type_ids=types,
+            attention_mask=attention,
+            special=special,
+            nsp_labels=labels,
+        )
+
+
+def pretraining_losses(
+    model: BertForPreTraining, batch: dict[str, torch.Tensor], mask_id: int, generator
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Mask a batch and return ``(mlm_loss, nsp_loss, mlm_correct, nsp_correct)`` (the last two
+    are counts of right top-1 guesses, as tensors, and the number of masked tokens / NSP pairs is
+    ``labels != -100`` summed)."""
+    vocab_size = model.bert.config.vocab_size
+    inputs, labels = mask_tokens(
+        batch["input_ids"], batch["special"], mask_id, vocab_size, generator
+    )
+    positions = labels != IGNORE
+    mlm, nsp = model(inputs, batch["token_type_ids"], batch["attention_mask"], positions)
+    targets = labels[positions]
+    mlm_loss = F.cross_entropy(mlm, targets)
+    nsp_labels = batch["nsp_labels"]
+    has_pair = nsp_labels != IGNORE
+    nsp_loss = (
+        F.cross_entropy(nsp[has_pair], nsp_labels[has_pair]) if has_pair.any() else mlm_loss * 0
+    )
+    mlm_correct = (mlm.argmax(-1) == targets).sum()
+    nsp_correct = (nsp[has_pair].argmax(-1) == nsp_labels[has_pair]).sum()
+    return mlm_loss, nsp_loss, mlm_correct, nsp_correct
+
+
+def save_pretrained(model: BertForPreTraining, folder: Path, extra: dict[str, Any]) -> None:
+    """Write ``model.safetensors`` (without the tied decoder copy) and ``config.json``."""
+    from safetensors.torch import save_file
+
+    folder.mkdir(parents=True, exist_ok=True)
+    state = {name: tensor.contiguous() for name, tensor in model.state_dict().items()}
+    save_file(state, str(folder / "model.safetensors"))
+    config = asdict(model.bert.config) | {"attn_implementation": "eager"}
+    (folder / "config.json").write_text(json.dumps({"config": config} | extra, indent=1) + "\n")
+
+
+def load_tokenizer(folder: Path | str = PRETRAINED) -> Any:
+    """The book's WordPiece tokenizer (``tokenizers.Tokenizer``) from ``folder/tokenizer.json``."""
+    from tokenizers import Tokenizer
+
+    path = Path(folder) / "tokenizer.json"
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"folder: {path} is missing (python scripts/pretrain_bert.py writes it)"
+        )
+    return Tokenizer.from_file(str(path))
+
+
+def load_pretrained(folder: Path | str = PRETRAINED) -> tuple[BertForPreTraining, Any, dict]:
+    """Return ``(model, tokenizer, info)``: the book's pre-trained small BERT with both heads, in
+    eval mode, loaded with strict keys; ``info`` is the rest of ``config.json`` (steps, losses)."""
+    from safetensors.torch import load_file
+
+    folder = Path(folder)
+    for name in ("config.json", "model.safetensors"):
+        if not (folder / name).is_file():
+            raise FileNotFoundError(
+                f"folder: {folder / name} is missing (python scripts/pretrain_bert.py writes it)"
+            )
+    info = json.loads((folder / "config.json").read_text())
+    known = {field.name for field in fields(BertConfig)}
+    config = BertConfig(**{k: v for k, v in info.pop("config").items() if k in known})
+    model = BertForPreTraining(config)
+    model.load_state_dict(load_file(str(folder / "model.safetensors")), strict=True)
+    return model.eval(), load_tokenizer(folder), info
+
+
+def unigram_counts(documents: list[list[list[int]]], vocab_size: int) -> torch.Tensor:
+    """How often each token id occurs in the (encoded) corpus: the unigram baseline's model."""
+    counts = torch.zeros(vocab_size, dtype=torch.long)
+    for doc in documents:
+        for sentence in doc:
+            counts += torch.bincount(torch.tensor(sentence, dtype=torch.long), minlength=vocab_size)
+    return counts
+
+
+@torch.no_grad()
+def evaluate_mlm(
+    model: BertForPreTraining,
+    tokenizer: Any,
+    texts: list[str],
+    unigram: torch.Tensor,
+    seed: int = 0,
+    batch_size: int = 64,
+    max_length: int = 64,
+) -> dict[str, float]:
+    """Mask 15% of the tokens of each text (BERT's 80/10/10 rule, seeded) and return the model's
+    top-1 and top-5 accuracy on them next to the unigram baseline's (always guessing the corpus's
+    most frequent tokens), and the number of masked tokens."""
+    if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+        raise TypeError("texts must be a list of str")
+    texts = [t for t in texts if t.strip()]
+    if not texts:
+        raise ValueError("texts must hold at least one non-empty text, got none")
+    vocab = tokenizer.get_vocab()
+    cls_id, sep_id, mask_id = vocab["[CLS]"], vocab["[SEP]"], vocab["[MASK]"]
+    max_length = min(max_length, model.bert.config.max_position_embeddings)
+    generator = torch.Generator().manual_seed(seed)
+    best5 = unigram.clone()
+    best5[: len(SPECIAL_TOKENS)] = -1
+    best5 = best5.topk(5).indices
+    model.eval()
+    hits = {"top1": 0, "top5": 0, "unigram_top1": 0, "unigram_top5": 0}
+    total = 0
+    for start in range(0, len(texts), batch_size):
+        encoded = [
+            [cls_id, *e.ids[: max_length - 2], sep_id]
+            for e in tokenizer.encode_batch(
+                texts[start : start + batch_size], add_special_tokens=False
+            )
+        ]
+        length = max(len(ids) for ids in encoded)
+        ids = torch.zeros(len(encoded), length, dtype=torch.long)
+        for row, tokens in enumerate(encoded):
+            ids[row, : len(tokens)] = torch.tensor(tokens)
+        special = (ids == 0) | (ids == cls_id) | (ids == sep_id)
+        inputs, labels = mask_tokens(ids, special, mask_id, len(vocab), generator)
+        positions = labels != IGNORE
+        logits, _ = model(inputs, None, (ids != 0).long(), positions)
+        top5 = logits.topk(5, dim=-1).indices
+        targets = labels[positions]
+        hits["top1"] += int((top5[:, 0] == targets).sum())
+        hits["top5"] += int((top5 == targets[:, None]).any(-1).sum())
+        hits["unigram_top1"] += int((targets == best5[0]).sum())
+        hits["unigram_top5"] += int((targets[:, None] == best5).any(-1).sum())
+        total += len(targets)
+    if total == 0:
+        raise ValueError("texts: no token was masked (texts too short); give more text")
+    return {key: value / total for key, value in hits.items()} | {"masked": total}

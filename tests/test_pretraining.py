@@ -1,0 +1,209 @@
+"""The book's own pre-training (chapter 7): the heads, the masking, the pair sampler, the script's
+determinism and errors, the shipped checkpoint, and ``bert.fill_mask``."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from attention_to_bert import bert, pretraining
+from attention_to_bert.bert import BertConfig
+from attention_to_bert.pretraining import BertForPreTraining, PairSampler, mask_tokens
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = pretraining.PRETRAINED
+
+
+def script():
+    spec = importlib.util.spec_from_file_location(
+        "pretrain_bert", ROOT / "scripts" / "pretrain_bert.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["pretrain_bert"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def tiny() -> BertForPreTraining:
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=50,
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=16,
+    )
+    return BertForPreTraining(config)
+
+
+def test_mlm_head_is_tied_to_the_token_table_and_scores_only_the_chosen_positions():
+    model = tiny().eval()
+    ids = torch.randint(5, 50, (2, 7))
+    positions = torch.zeros(2, 7, dtype=torch.bool)
+    positions[0, 3] = positions[1, 5] = True
+    few, nsp = model(ids, positions=positions)
+    every, _ = model(ids)
+    assert few.shape == (2, 50) and every.shape == (2, 7, 50) and nsp.shape == (2, 2)
+    torch.testing.assert_close(few, every[positions])
+    with torch.no_grad():
+        model.bert.embeddings.word_embeddings.weight[7] += torch.randn(
+            16
+        )  # not a constant: LayerNorm
+    changed, _ = model(ids, positions=positions)
+    assert not torch.allclose(changed[:, 7], few[:, 7])  # the decoder reads the token table
+    names = set(model.state_dict())
+    assert "cls.predictions.bias" in names and not any("decoder" in n for n in names)
+
+
+def test_positions_must_be_a_bool_mask_of_the_input_shape():
+    with pytest.raises(ValueError, match="positions must be a bool tensor"):
+        tiny()(torch.ones(1, 4, dtype=torch.long), positions=torch.ones(1, 4))
+
+
+def test_masking_follows_80_10_10_and_leaves_its_input_alone():
+    ids = torch.randint(5, 1000, (300, 200))
+    special = torch.zeros_like(ids, dtype=torch.bool)
+    special[:, 0] = True
+    before = ids.clone()
+    inputs, labels = mask_tokens(ids, special, 4, 1000, torch.Generator().manual_seed(0))
+    assert torch.equal(ids, before)
+    chosen = labels != -100
+    assert not chosen[special].any()
+    assert abs(chosen.float().mean().item() - 0.15 * 199 / 200) < 0.005
+    assert torch.equal(labels[chosen], ids[chosen])
+    assert abs((inputs[chosen] == 4).float().mean().item() - 0.8) < 0.02
+    assert torch.equal(inputs[~chosen], ids[~chosen])
+
+
+def test_pair_sampler_builds_next_and_random_pairs_with_segments():
+    documents = [[[10, 11], [12, 13, 14]], [[20]], [[30, 31], [32]]]
+    sampler = PairSampler(documents, cls_id=2, sep_id=3, max_length=8, seed=0)
+    batch = sampler.batch(200)
+    labels = batch["nsp_labels"]
+    assert set(labels.tolist()) == {-100, 0, 1}
+    for row in range(200):
+        ids = batch["input_ids"][row]
+        assert ids[0] == 2 and (ids == 3).sum() in (1, 2)
+        if labels[row] == 0:  # B is the sentence that follows A in its document
+            first_sep = int((ids == 3).nonzero()[0])
+            a = ids[1:first_sep].tolist()
+            b = ids[first_sep + 1 :][batch["token_type_ids"][row, first_sep + 1 :] == 1][:-1]
+            assert (a, b.tolist()) in [([10, 11], [12, 13, 14]), ([30, 31], [32])]
+    with pytest.raises(ValueError, match="documents"):
+        PairSampler([], 2, 3)
+
+
+def test_the_script_is_deterministic_on_its_first_steps(tmp_path, capsys):
+    module = script()
+    tokenizer = SHIPPED / "tokenizer.json"
+    args = [
+        "--steps",
+        "3",
+        "--hidden",
+        "16",
+        "--layers",
+        "1",
+        "--heads",
+        "2",
+        "--batch-size",
+        "8",
+        "--log-every",
+        "1",
+        "--save-every",
+        "3",
+        "--tokenizer",
+        str(tokenizer),
+    ]
+    first = module.main(args + ["--out", str(tmp_path / "a")])["log"]
+    second = module.main(args + ["--out", str(tmp_path / "b")])["log"]
+    assert [r["mlm_loss"] for r in first] == [r["mlm_loss"] for r in second]
+    a, b = (
+        load_file(tmp_path / "a" / "model.safetensors"),
+        load_file(tmp_path / "b" / "model.safetensors"),
+    )
+    assert all(torch.equal(a[name], b[name]) for name in a)
+    assert first[0]["mlm_loss"] > 8  # about ln(8000) = 9.0 at the start: the log is real
+
+
+def test_the_script_names_missing_files_and_an_empty_corpus(tmp_path):
+    module = script()
+    with pytest.raises(SystemExit, match="--evaluate: no such file"):
+        module.main(["--evaluate", str(tmp_path / "missing.txt")])
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n  \n")
+    with pytest.raises(SystemExit, match="empty corpus"):
+        module.main(["--evaluate", str(empty)])
+    text = tmp_path / "text.txt"
+    text.write_text("the cat sat on the mat .\n")
+    with pytest.raises(SystemExit, match="--out"):
+        module.main(["--evaluate", str(text), "--out", str(tmp_path / "nothing")])
+    with pytest.raises(SystemExit, match="--tokenizer: no such file"):
+        module.main(
+            ["--steps", "1", "--tokenizer", str(tmp_path / "none.json"), "--out", str(tmp_path)]
+        )
+
+
+def test_the_shipped_checkpoint_loads_with_strict_keys_and_beats_the_unigram_baseline(capsys):
+    model, tokenizer, info = pretraining.load_pretrained()
+    state = load_file(SHIPPED / "model.safetensors")
+    assert set(state) == set(model.state_dict())  # load_pretrained used strict=True as well
+    recipe = info["recipe"]
+    assert info["steps_done"] == (recipe.get("stop_after") or recipe["steps"])
+    held_out = info["log"][-1]["held_out"]
+    assert held_out["top5"] > held_out["unigram_top5"] + 0.05
+
+
+def test_evaluate_prints_accuracy_next_to_the_unigram_baseline(tmp_path, capsys):
+    text = tmp_path / "text.txt"
+    text.write_text(
+        "a small dog ran across the road .\nshe drank a cup of tea in the garden .\n" * 20
+    )
+    result = script().main(["--evaluate", str(text)])
+    out = capsys.readouterr().out
+    assert "top-1" in out and "unigram" in out and result["masked"] > 0
+
+
+def test_fill_mask_returns_top_k_tokens_per_mask():
+    fills = bert.fill_mask("the [MASK] sat on the [MASK] .", top_k=3)
+    assert len(fills) == 2 and all(len(f) == 3 for f in fills)
+    assert all(isinstance(t, str) and not t.startswith("[") for f in fills for t in f)
+
+
+@pytest.mark.parametrize(
+    "text, top_k, error, message",
+    [
+        ("", 5, ValueError, "empty string"),
+        ("the cat sat on the mat .", 5, ValueError, r"must contain \[MASK\]"),
+        (None, 5, TypeError, "text must be a str"),
+        ("the [MASK] .", 0, ValueError, "top_k must be between"),
+        ("the [MASK] .", 2.0, TypeError, "top_k must be an int"),
+    ],
+)
+def test_fill_mask_refuses_bad_input(text, top_k, error, message):
+    with pytest.raises(error, match=message):
+        bert.fill_mask(text, top_k=top_k)
+
+
+def test_the_fine_tuning_test_sentences_are_never_trained_on():
+    from attention_to_bert import finetuning
+
+    pool, validation, test = finetuning.splits()
+    assert len(test) == 600 and len(validation) == 283
+    test_text = {s for s, _ in test}
+    assert not test_text & {s for s, _ in pool + validation}
+    corpus = {s for doc in pretraining.corpus_documents() for s in doc}
+    assert not test_text & corpus  # pre-training never read them either
+    small, large = finetuning.training_set(pool, 16, 0), finetuning.training_set(pool, 64, 1)
+    assert len(small) == 16 and len(large) == 64 and small != large[:16]
+
+
+def test_the_cloze_sentences_are_not_in_the_corpus():
+    path = Path(pretraining.__file__).parent / "data" / "cloze.tsv"
+    rows = [line.split("\t") for line in path.read_text().splitlines()]
+    corpus = {s.lower() for doc in pretraining.corpus_documents() for s in doc}
+    assert len(rows) >= 40
+    assert all(s.count("[MASK]") == 1 and s.replace("[MASK]", w) not in corpus for s, w in rows)
