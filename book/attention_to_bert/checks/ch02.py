@@ -46,5 +46,7 @@ def han_attention(candidate: Callable[..., Any]) -> bool:
         tanh = [(without_tanh, "they match keys without the tanh: u_i = tanh(W h_i + b)")]
         if checker.compare(weights, expected, f"{case}: weights", tanh, masked=padding_mask):
             pooled_what = f"{case}: pooled (the weighted sum of the values h_i, not of the keys)"
-            checker.compare(pooled, (expected.unsqueeze(-1) * values.double()).sum(dim=-2), pooled_what)
+            checker.compare(
+                pooled, (expected.unsqueeze(-1) * values.double()).sum(dim=-2), pooled_what
+            )
     return checker.report()
