@@ -386,7 +386,20 @@ def _attention_level(
     """One level of HAN: GRU states (values), keys, attention with a learned query; returns the top y."""
     xs = [x for x in columns.values()]
     left, right = min(xs) - 0.55, max(xs) + 0.55
-    c.box((left + right) / 2, y_gru, right - left, 0.5, gru_label, "op", size=FONT - 1)
+    # the bidirectional GRU: a forward chain (top, left to right) and a backward one (bottom)
+    c.box((left + right) / 2, y_gru, right - left, 0.5, "", "op")
+    for x, x_next in zip(xs, xs[1:], strict=False):
+        c.arrow((x + 0.22, y_gru + 0.11), (x_next - 0.22, y_gru + 0.11), lw=1.0)
+        c.arrow((x_next - 0.22, y_gru - 0.11), (x + 0.22, y_gru - 0.11), lw=1.0)
+    c.text(right + 0.12, y_gru + 0.11, gru_label, size=FONT - 1, ha="left")
+    c.text(
+        right + 0.12,
+        y_gru - 0.14,
+        "top: forward, bottom: backward;\neach state joins both",
+        size=FONT - 2,
+        color=MUTED,
+        ha="left",
+    )
     y_h, y_u, y_att = y_gru + 0.85, y_gru + 1.65, y_gru + 2.55
     for name, x in columns.items():
         if name == "dots":
@@ -443,7 +456,7 @@ def ch2_han() -> Canvas:
         c,
         words,
         y_w + 0.77,
-        "word embedding, then bidirectional word GRU",
+        "bidirectional word GRU",
         lambda t: rf"$h_{{i{t}}}$",
         lambda t: rf"$u_{{i{t}}}$",
         r"$u_w$",

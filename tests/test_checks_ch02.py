@@ -21,7 +21,7 @@ def test_accepts_the_packages_context_attention(capsys):
     from attention_to_bert.han import ContextAttention
 
     def with_module(values, padding_mask, weight, bias, context):
-        layer = ContextAttention(values.shape[-1], weight.shape[0]).double()
+        layer = ContextAttention(values.shape[-1], weight.shape[0])
         with torch.no_grad():
             layer.key_projection.weight.copy_(weight)
             layer.key_projection.bias.copy_(bias)
@@ -88,3 +88,28 @@ def test_catches_the_student_stub_that_returns_none(capsys):
 
     assert not checks.han_attention(stub)
     assert "returned None" in capsys.readouterr().out
+
+
+def test_accepts_an_answer_built_from_nn_linear(capsys):
+    """The inputs are float32, so a student's nn.Linear runs (float64 inputs gave a raw dtype error)."""
+
+    def with_linear(values, padding_mask, weight, bias, context):
+        projection = torch.nn.Linear(weight.shape[1], weight.shape[0])
+        with torch.no_grad():
+            projection.weight.copy_(weight)
+            projection.bias.copy_(bias)
+        weights = masked_softmax(torch.tanh(projection(values)) @ context, padding_mask)
+        return (weights.unsqueeze(-1) * values).sum(-2), weights
+
+    assert checks.han_attention(with_linear)
+    assert "passes all 3 test cases" in capsys.readouterr().out
+
+
+def test_catches_an_input_modified_in_place(capsys):
+    def in_place(values, padding_mask, weight, bias, context):
+        pooled, weights = right(values, padding_mask, weight, bias, context)
+        values.zero_()  # e.g. a masked_fill_ on the student's inputs
+        return pooled, weights
+
+    assert not checks.han_attention(in_place)
+    assert "values was modified in place" in capsys.readouterr().out

@@ -1,108 +1,81 @@
-"""Chapter 2's document generator: seeded, and labelled by the sentences and words it says decide."""
+"""Chapter 2's documents: real sentences, split before documents are built, arguments checked."""
 
 import pytest
 
-from attention_to_bert.data.documents import (
-    DOCUMENT_LABELS,
-    MOVIE_ASPECTS,
-    NEGATIONS,
-    NEGATIVE_WORDS,
-    OFF_TOPIC_THINGS,
-    POSITIVE_WORDS,
-    Document,
-    document_splits,
-    document_vocabulary,
-    make_documents,
-)
+from attention_to_bert.data.documents import DOCUMENT_LABELS, make_documents, sentence_splits
+from attention_to_bert.data.sentiment import load_sentences
 
 
-def test_same_seed_same_documents_other_seed_other_documents():
-    assert make_documents(20, seed=3) == make_documents(20, seed=3)
-    assert make_documents(20, seed=3) != make_documents(20, seed=4)
+def test_splits_hold_out_sentences_that_never_occur_in_training():
+    train, test = sentence_splits(test_share=0.3, seed=0)
+    for kind in ("film", "other"):
+        assert not {s for s, _ in train[kind]} & {s for s, _ in test[kind]}
+        share = len(test[kind]) / (len(train[kind]) + len(test[kind]))
+        assert abs(share - 0.3) < 0.01
+    films = {s for s, _ in load_sentences("imdb")}
+    assert {s for s, _ in train["film"] + test["film"]} == films
+    assert not films & {s for s, _ in train["other"] + test["other"]}
 
 
-def test_documents_have_the_promised_shape():
-    documents = make_documents(300, seed=0)
+def test_same_seed_same_split_and_documents_other_seed_other_ones():
+    assert sentence_splits(seed=1) == sentence_splits(seed=1)
+    assert sentence_splits(seed=1) != sentence_splits(seed=2)
+    train, _ = sentence_splits()
+    assert make_documents(train, 20, seed=3) == make_documents(train, 20, seed=3)
+    assert make_documents(train, 20, seed=3) != make_documents(train, 20, seed=4)
+
+
+def test_a_document_has_one_film_sentence_that_gives_its_label():
+    train, test = sentence_splits()
+    films = dict(test["film"])
+    others = dict(test["other"])
+    documents = make_documents(test, 300, min_sentences=2, max_sentences=6, seed=0)
+    places = set()
     for document in documents:
-        assert 4 <= len(document.sentences) <= 8
-        assert all(3 <= len(sentence) <= 9 for sentence in document.sentences)
-        assert 1 <= len(document.deciding_sentences) <= 2
-        assert document.label in (0, 1) and document.label_name == DOCUMENT_LABELS[document.label]
-        assert {sentence for sentence, _ in document.deciding_words} == set(
-            document.deciding_sentences
-        )
-    share_positive = sum(document.label for document in documents) / len(documents)
-    assert 0.4 < share_positive < 0.6
-
-
-def _polarity(document: Document, sentence_index: int) -> int:
-    """Recompute a deciding sentence's polarity from its deciding words: sentiment word, flipped by a negation."""
-    words = [document.sentences[s][w] for s, w in document.deciding_words if s == sentence_index]
-    sentiment = [word for word in words if word in POSITIVE_WORDS or word in NEGATIVE_WORDS]
-    negated = any(word in NEGATIONS for word in words)
-    assert len(sentiment) == 1 and len(words) == 2 + negated and words[-1] in MOVIE_ASPECTS
-    assert not any(word in OFF_TOPIC_THINGS for word in document.sentences[sentence_index])
-    return int((sentiment[0] in POSITIVE_WORDS) != negated)
-
-
-def test_the_deciding_words_decide_the_label():
-    documents = make_documents(500, seed=1)
-    for document in documents:
-        assert all(_polarity(document, s) == document.label for s in document.deciding_sentences)
-    negated = sum(
-        any(doc.sentences[s][w] in NEGATIONS for s, w in doc.deciding_words) for doc in documents
-    )
-    assert negated > 100  # negation is common enough that a bag of words cannot read the label off
-
-
-def test_off_topic_opinions_carry_no_signal_so_bag_of_words_is_fooled():
-    # The same sentiment words outside the deciding sentences agree with the label only by chance.
-    agree = total = 0
-    for document in make_documents(1000, seed=2):
+        assert 2 <= len(document.sentences) <= 6
+        assert len(set(document.sentences)) == len(document.sentences)
+        film = document.sentences[document.deciding]
+        assert films[film] == document.label
+        assert document.label_name == DOCUMENT_LABELS[document.label]
+        assert document.sentence_labels[document.deciding] == document.label
         for index, sentence in enumerate(document.sentences):
-            if index in document.deciding_sentences:
-                continue
-            assert not any(word in MOVIE_ASPECTS for word in sentence)
-            for word in sentence:
-                if word in POSITIVE_WORDS or word in NEGATIVE_WORDS:
-                    total += 1
-                    agree += (word in POSITIVE_WORDS) == (document.label == 1)
-    assert total > 500 and 0.45 < agree / total < 0.55
+            if index != document.deciding:
+                assert others[sentence] == document.sentence_labels[index]
+        places.add(document.deciding)
+    assert places == set(range(6))  # the film sentence can be anywhere
+    assert {d.label for d in documents} == {0, 1}
 
 
-def test_splits_are_fixed_and_sized():
-    train, test = document_splits(seed=0)
-    assert len(train) == 2000 and len(test) == 1000
-    assert document_splits(seed=0) == (train, test)
-    small_train, small_test = document_splits(seed=0, num_train=10, num_test=5)
-    assert small_train == train[:10] and len(small_test) == 5
+@pytest.mark.parametrize(
+    ("arguments", "error", "message"),
+    [
+        ({"count": -5}, ValueError, "count must be >= 1, got -5"),
+        ({"count": 0}, ValueError, "count must be >= 1, got 0"),
+        ({"count": 2.5}, TypeError, "count must be an int, got float"),
+        ({"min_sentences": 0}, ValueError, "min_sentences must be >= 1"),
+        ({"min_sentences": 4, "max_sentences": 3}, ValueError, "max_sentences must be >= min"),
+        ({"max_sentences": 5000}, ValueError, "at least 4999 other sentences"),
+        ({"seed": None}, TypeError, "seed must be an int, got NoneType"),
+        ({"seed": "abc"}, TypeError, "seed must be an int, got str"),
+        ({"sentences": [("a film", 1)]}, TypeError, "sentences must be a dict"),
+    ],
+)
+def test_make_documents_names_the_bad_argument(arguments, error, message):
+    train, _ = sentence_splits()
+    call = {"sentences": train, "count": 10} | arguments
+    with pytest.raises(error, match=message):
+        make_documents(**call)
 
 
-def test_vocabulary_covers_every_generated_word():
-    vocabulary = document_vocabulary()
-    assert vocabulary.pad_id == 0
-    for document in make_documents(500, seed=5):
-        assert all(word in vocabulary for sentence in document.sentences for word in sentence)
-
-
-def test_make_documents_rejects_bad_arguments():
-    with pytest.raises(ValueError, match="num_documents must be >= 1"):
-        make_documents(0, seed=0)
-    with pytest.raises(TypeError, match="seed must be an int"):
-        make_documents(5, seed="0")
-    with pytest.raises(ValueError, match="min_sentences <= max_sentences"):
-        make_documents(5, seed=0, min_sentences=6, max_sentences=5)
-    with pytest.raises(ValueError, match="max_off_topic must be >= 0"):
-        make_documents(5, seed=0, max_off_topic=-1)
-
-
-def test_longer_and_crowded_documents_keep_their_promises():
-    for document in make_documents(100, seed=3, min_sentences=12, max_sentences=16):
-        assert 12 <= len(document.sentences) <= 16 and 1 <= len(document.deciding_sentences) <= 2
-    crowded = make_documents(200, seed=4, min_sentences=8, max_sentences=8, max_off_topic=6)
-    assert all(len(document.sentences) == 8 for document in crowded)
-    off_topic = [
-        sum(any(word in OFF_TOPIC_THINGS for word in sentence) for sentence in document.sentences)
-        for document in crowded
-    ]
-    assert max(off_topic) == 6 and sum(off_topic) / len(off_topic) > 2.5
+@pytest.mark.parametrize(
+    ("arguments", "error", "message"),
+    [
+        ({"test_share": 0}, ValueError, r"test_share must be in \(0, 1\), got 0"),
+        ({"test_share": 1.5}, ValueError, r"test_share must be in \(0, 1\), got 1.5"),
+        ({"test_share": "0.3"}, TypeError, "test_share must be a number, got str"),
+        ({"seed": 1.5}, TypeError, "seed must be an int, got float"),
+    ],
+)
+def test_sentence_splits_names_the_bad_argument(arguments, error, message):
+    with pytest.raises(error, match=message):
+        sentence_splits(**arguments)

@@ -12,7 +12,10 @@ from attention_to_bert.checks.checker import Checker, reference_softmax
 
 def han_attention(candidate: Callable[..., Any]) -> bool:
     """Check ``candidate(values, padding_mask, weight, bias, context) -> (pooled, weights)``: weights =
-    masked softmax of tanh(W h_i + b) · context (0 on padding), pooled = Σ_i weights_i h_i."""
+    masked softmax of tanh(W h_i + b) · context (0 on padding), pooled = Σ_i weights_i h_i.
+
+    The inputs are float32, the dtype of ``nn.Linear`` and of the chapter's models, so an answer built
+    from torch modules runs as it is; an input changed in place is reported."""
     checker = Checker("han_attention")
     generator = torch.Generator().manual_seed(2)
     cases = [
@@ -22,20 +25,28 @@ def han_attention(candidate: Callable[..., Any]) -> bool:
     ]
     for case, lengths in cases:
         padding_mask = torch.arange(max(lengths)) >= torch.tensor(lengths)[:, None]
-        values = torch.randn(*padding_mask.shape, 6, generator=generator, dtype=torch.float64)
+        values = torch.randn(*padding_mask.shape, 6, generator=generator)
         values = values.masked_fill(padding_mask.unsqueeze(-1), 0.0)
-        weight = torch.randn(4, 6, generator=generator, dtype=torch.float64)
-        bias = torch.randn(4, generator=generator, dtype=torch.float64)
-        context = 2 * torch.randn(4, generator=generator, dtype=torch.float64)  # a peaked softmax
+        weight = torch.randn(4, 6, generator=generator)
+        bias = torch.randn(4, generator=generator)
+        context = 2 * torch.randn(4, generator=generator)  # a peaked softmax
         arguments = (values, padding_mask, weight, bias, context)
         pair = "(pooled, weights)"
-        result = checker.call(candidate, *(a.clone() for a in arguments), case=case, pair=pair)
+        passed = [argument.clone() for argument in arguments]
+        result = checker.call(candidate, *passed, case=case, pair=pair)
+        names = ("values", "padding_mask", "weight", "bias", "context")
+        for name, argument, original in zip(names, passed, arguments, strict=True):
+            modified = f"{case}: {name} was modified in place: work on a copy (clone)"
+            checker.expect(torch.equal(argument, original), modified)
         pooled, weights = result or (None, None)  # None: nothing to check
-        keys = values @ weight.T + bias
-        expected = reference_softmax(torch.tanh(keys) @ context, padding_mask)
-        without_tanh = reference_softmax(keys @ context, padding_mask)
+        # the expected answer in float64, from the same float32 inputs
+        keys = values.double() @ weight.double().T + bias.double()
+        expected = reference_softmax(torch.tanh(keys) @ context.double(), padding_mask)
+        without_tanh = reference_softmax(keys @ context.double(), padding_mask)
         tanh = [(without_tanh, "they match keys without the tanh: u_i = tanh(W h_i + b)")]
         if checker.compare(weights, expected, f"{case}: weights", tanh, masked=padding_mask):
             pooled_what = f"{case}: pooled (the weighted sum of the values h_i, not of the keys)"
-            checker.compare(pooled, (expected.unsqueeze(-1) * values).sum(dim=-2), pooled_what)
+            checker.compare(
+                pooled, (expected.unsqueeze(-1) * values.double()).sum(dim=-2), pooled_what
+            )
     return checker.report()

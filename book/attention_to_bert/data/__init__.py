@@ -1,6 +1,7 @@
-"""Generated data sets and vocabularies, all seeded; nothing is downloaded.
+"""Data sets and vocabularies, all seeded; nothing is downloaded.
 
-One module a task: ``vocabulary`` (shared), ``documents`` (chapter 2), ``dates`` (chapters 3 and 6).
+One module a task: ``vocabulary`` (shared), ``documents`` (chapter 2: real review sentences from
+``sentiment``, mixed into documents), ``dates`` (chapters 3 and 6).
 Every generator takes a ``seed`` and returns the same data on every machine (its own
 ``random.Random(seed)``). The names the chapters use are importable from ``attention_to_bert.data``.
 """
@@ -12,12 +13,9 @@ from attention_to_bert.data.dates import (
     format_date,
 )
 from attention_to_bert.data.documents import (
-    MOVIE_ASPECTS,
-    NEGATIONS,
-    NEGATIVE_WORDS,
-    POSITIVE_WORDS,
-    document_splits,
-    document_vocabulary,
+    DOCUMENT_LABELS,
+    Document,
     make_documents,
+    sentence_splits,
 )
 from attention_to_bert.data.vocabulary import BOS, EOS, Vocabulary, pad_sequences
