@@ -88,7 +88,7 @@ def evaluate_file(args: argparse.Namespace) -> dict[str, float]:
     except ValueError as error:
         raise SystemExit(f"--evaluate: {error}") from None
     print(
-        f"{result['masked']} masked tokens: top-1 {result['top1']:.3f} "
+        f"{result['masked']} tokens, each shown as [MASK]: top-1 {result['top1']:.3f} "
         f"(unigram {result['unigram_top1']:.3f}), top-5 {result['top5']:.3f} "
         f"(unigram {result['unigram_top5']:.3f})"
     )
@@ -190,6 +190,7 @@ def pretrain(args: argparse.Namespace) -> dict:
             print(row, flush=True)
         last = step == args.steps or step == args.stop_after
         if step % args.save_every == 0 or last:
+            # every question a [MASK] (the shipped log predates this: it used the 80/10/10 rule)
             result = evaluate_mlm(model, tokenizer, held_out, unigram, seed=0)
             log[-1]["held_out"] = {k: round(v, 4) for k, v in result.items()}
             print("held-out", log[-1]["held_out"], flush=True)

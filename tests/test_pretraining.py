@@ -4,6 +4,7 @@ determinism and errors, the shipped checkpoint, and ``bert.fill_mask``."""
 import importlib.util
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -207,3 +208,27 @@ def test_the_cloze_sentences_are_not_in_the_corpus():
     corpus = {s.lower() for doc in pretraining.corpus_documents() for s in doc}
     assert len(rows) >= 40
     assert all(s.count("[MASK]") == 1 and s.replace("[MASK]", w) not in corpus for s, w in rows)
+
+
+class _Copier(torch.nn.Module):
+    """A 'model' that answers every question with the token it is shown there."""
+
+    def __init__(self, vocab_size: int) -> None:
+        super().__init__()
+        self.vocab_size = vocab_size
+        self.bert = SimpleNamespace(config=SimpleNamespace(max_position_embeddings=64))
+
+    def forward(self, inputs, token_type_ids, attention_mask, positions):
+        return torch.nn.functional.one_hot(inputs[positions], self.vocab_size).float(), None
+
+
+def test_evaluate_mlm_shows_every_question_as_mask_so_copying_scores_nothing():
+    tokenizer = pretraining.load_tokenizer()
+    size = tokenizer.get_vocab_size()
+    texts = ["a small dog ran across the road to the house of the old man ."] * 40
+    unigram = torch.ones(size, dtype=torch.long)
+    copier = _Copier(size)
+    assert pretraining.evaluate_mlm(copier, tokenizer, texts, unigram)["top1"] == 0.0
+    # training's 80/10/10 rule leaves about 10% of the questions unchanged: copying scores there
+    inflated = pretraining.evaluate_mlm(copier, tokenizer, texts, unigram, bert_rule=True)
+    assert 0.04 < inflated["top1"] < 0.2
