@@ -120,12 +120,23 @@ def pyplot():
     return plt
 
 
+FIGURE_ALT = {  # what each figure shows, for readers who cannot see it
+    "benchmark_mha.png": "Bar chart: milliseconds per forward and backward pass of our multi-head "
+    "attention and torch.nn.MultiheadAttention for each batch, length and width",
+    "benchmark_bert.png": "Bar chart: milliseconds per forward pass of our BERT and transformers' "
+    "BertModel on MiniLM's weights, eager and SDPA attention",
+    "benchmark_attention_scaling.png": "Log-log plot: time and memory of attention against "
+    "sequence length, growing like the square of the length",
+    "benchmark_notebooks.png": "Bar chart: seconds each chapter takes to execute on this machine",
+}
+
+
 def save_figure(fig, name: str) -> str:
     """Save ``fig`` as ``book/images/<name>`` and return the markdown image line for results.md."""
     IMAGES.mkdir(parents=True, exist_ok=True)
     fig.savefig(IMAGES / name, dpi=100)
     pyplot().close(fig)
-    return f"![{name}](../book/images/{name})"
+    return f"![{FIGURE_ALT[name]}](../book/images/{name})"
 
 
 # --- Multi-head attention: ours vs torch.nn.MultiheadAttention, forward + backward ---

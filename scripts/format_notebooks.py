@@ -225,7 +225,7 @@ def collapse_solutions(cell: nbformat.NotebookNode) -> None:
 
 def describe_images(cell: nbformat.NotebookNode) -> None:
     """Give the website the text alternative that the package stored with each figure (output
-    metadata ``alt``; myst-nb reads it from the cell's ``mystnb.render_image_options``)."""
+    metadata ``alt``; myst-nb reads it from the cell's ``mystnb.image``)."""
     alts = [
         output.get("metadata", {}).get("image/png", {}).get("alt", "")
         for output in cell.get("outputs", [])
@@ -233,8 +233,9 @@ def describe_images(cell: nbformat.NotebookNode) -> None:
     ]
     alts = [alt for alt in alts if alt]
     if alts:
-        options = cell.metadata.setdefault("mystnb", {}).setdefault("render_image_options", {})
-        options["alt"] = " / ".join(dict.fromkeys(alts))
+        mystnb = cell.metadata.setdefault("mystnb", {})
+        mystnb.pop("render_image_options", None)  # myst-nb reads a cell's image options as "image"
+        mystnb.setdefault("image", {})["alt"] = " / ".join(dict.fromkeys(alts))
 
 
 def format_notebook(notebook: nbformat.NotebookNode, folder: Path = BOOK) -> None:

@@ -54,7 +54,7 @@ def test_every_website_form_becomes_one_that_reads_anywhere():
     assert "[mask conventions](notation.md#mask-conventions)" in text.source
     assert ignored.source == "print(seconds)" and ignored.metadata.tags == ["nbval-ignore-output"]
     assert "execution" not in figure.metadata
-    assert figure.metadata["mystnb"]["render_image_options"]["alt"] == "heatmap 'Weights'"
+    assert figure.metadata["mystnb"]["image"]["alt"] == "heatmap 'Weights'"
     assert solution.source.startswith("<details>\n<summary>Solution</summary>\n\nBecause")
     assert ":open:" not in solution.source and solution.source.endswith("</details>")
     assert code.metadata["jupyter"]["source_hidden"] is True

@@ -11,14 +11,14 @@ import json
 from pathlib import Path
 
 import pytest
-from test_browser import PAGES, is_chapter
+from test_browser import PAGES
 
 pytestmark = pytest.mark.slow
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]
-CHAPTER_BUDGET = 2_500_000  # bytes a chapter page may load, uncompressed
-TEXT_PAGE_BUDGET = 1_500_000  # the other pages: no notebook figures, less script
+PAGE_BUDGET = 2_500_000  # bytes any page may load, uncompressed
+NO_MATH_BUDGET = 1_200_000  # a page without formulas loads no MathJax: far less
 
 WIDE_ELEMENTS = """() => {
     const width = document.documentElement.clientWidth;
@@ -101,6 +101,7 @@ def test_formulas_fit_or_scroll_in_their_box_and_images_say_what_they_show(
             "() => [...document.querySelectorAll('main img')].map(i => [i.src, i.alt])"
         )
         loaded = page.evaluate(BYTES_LOADED)
+        has_math = page.evaluate("() => !!document.querySelector('.math')")
     finally:
         context.close()
     assert cut == [], f"{path}: display formulas cut at 1280 px: {cut}"
@@ -111,5 +112,5 @@ def test_formulas_fit_or_scroll_in_their_box_and_images_say_what_they_show(
     table = json.loads(table_path.read_text()) if table_path.exists() else {}
     table[path] = loaded
     table_path.write_text(json.dumps(table, indent=1, sort_keys=True))
-    budget = CHAPTER_BUDGET if is_chapter(path) else TEXT_PAGE_BUDGET
+    budget = PAGE_BUDGET if has_math else NO_MATH_BUDGET
     assert loaded <= budget, f"{path} loads {loaded:,} bytes (budget {budget:,})"
