@@ -55,6 +55,8 @@ def _page(browser, site_server, path: str, width: int, scheme: str = "light"):
     )
     page = context.new_page()
     page.goto(site_server.url + path, wait_until="load")
+    page.wait_for_timeout(300)  # index.html forwards to the first page: let it arrive
+    page.wait_for_load_state("load")
     page.evaluate(WAIT_FOR_MATHJAX)
     page.wait_for_timeout(500)  # the theme settles its colour scheme and sidebars
     return context, page
