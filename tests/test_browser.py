@@ -382,8 +382,8 @@ VIEW_RIGHT_EDGE = """(root) => {
     const svg = root.querySelector("#vis svg");
     svg.scrollIntoView({block: "start"});
     // a view wider than the text column scrolls inside its output box: scroll it to its right end
-    const box = svg.closest("div.cell_output");
-    if (box) { box.scrollLeft = box.scrollWidth; }
+    const output = svg.closest("div.cell_output");
+    if (output) { output.scrollLeft = output.scrollWidth; }
     const box = svg.getBoundingClientRect();
     const x = box.right - 4, y = Math.max(box.top, 0) + Math.min(box.height, innerHeight) / 2;
     const hit = document.elementFromPoint(x, y);

@@ -142,17 +142,19 @@ FONTAWESOME_SCRIPT = re.compile(
 # the left sidebar's title and search sit outside any landmark (axe: "region"): make it one
 SIDEBAR = re.compile(r'(<div [^>]*class="bd-sidebar-primary bd-sidebar")(?![^>]*\brole=)')
 LANDMARK_SIDEBAR = r'\1 role="complementary" aria-label="Book"'
+LAZY_IMAGE = re.compile(r"<img (?![^>]*\bloading=)")
 MATHJAX_SCRIPT = re.compile(r'<script[^>]*\bsrc="[^"]*vendored/mathjax/[^"]*"[^>]*>\s*</script>\s*')
 
 
 def slim_pages(app: Sphinx, exception: Exception | None) -> None:
     """Remove the Font Awesome script from every page and MathJax from pages without math; make the
-    left sidebar a landmark."""
+    left sidebar a landmark; let images load as the reader scrolls to them."""
     if exception is not None or app.builder.format != "html":
         return
     for page in Path(app.outdir).rglob("*.html"):
         html = page.read_text(encoding="utf-8")
         slim = SIDEBAR.sub(LANDMARK_SIDEBAR, FONTAWESOME_SCRIPT.sub("", html))
+        slim = LAZY_IMAGE.sub('<img loading="lazy" ', slim)  # figures load as the reader scrolls
         if 'class="math' not in slim:
             slim = MATHJAX_SCRIPT.sub("", slim)
         if slim != html:
@@ -184,6 +186,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("build-finished", copy_printed_book)
     app.connect("builder-inited", add_static_dir)
     app.add_css_file("book.css")  # book/_static/book.css: code-cell font size, bertviz view width
+    app.add_js_file("math-scroll.js", loading_method="defer")  # wide formulas: keyboard-scrollable
     app.connect("html-page-context", serve_bertviz_libraries)
     app.connect("build-finished", copy_package_javascript)
     # after every other handler has added its scripts
