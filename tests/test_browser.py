@@ -381,9 +381,6 @@ TOC_LINKS = """() => [...document.querySelectorAll(
 VIEW_RIGHT_EDGE = """(root) => {
     const svg = root.querySelector("#vis svg");
     svg.scrollIntoView({block: "start"});
-    // a view wider than the text column scrolls inside its output box: scroll it to its right end
-    const output = svg.closest("div.cell_output");
-    if (output) { output.scrollLeft = output.scrollWidth; }
     const box = svg.getBoundingClientRect();
     const x = box.right - 4, y = Math.max(box.top, 0) + Math.min(box.height, innerHeight) / 2;
     const hit = document.elementFromPoint(x, y);
