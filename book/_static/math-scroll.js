@@ -3,11 +3,14 @@
 // typeset the page, give each formula that overflows a tab stop and a name.
 window.addEventListener("load", () => {
   const mark = () => {
+    let count = 0;
     document.querySelectorAll('mjx-container[display="true"]').forEach((formula) => {
-      if (formula.scrollWidth > formula.clientWidth + 1) {
+      const box = formula.closest("div.math") || formula;
+      if (formula.scrollWidth > formula.clientWidth || box.scrollWidth > box.clientWidth) {
+        count += 1;
         formula.tabIndex = 0;
         formula.setAttribute("role", "region");
-        formula.setAttribute("aria-label", "formula (scrolls sideways)");
+        formula.setAttribute("aria-label", `wide formula ${count} (scrolls sideways)`);
       }
     });
   };
