@@ -122,8 +122,8 @@ def citations_to_text(notebook: nbformat.NotebookNode) -> None:
         for m in REFERENCE_LIST.finditer(cell.source)
         for k in m["keys"].split()
     ]
-    if not cited:
-        return
+    if not cited and not any(BIBLIOGRAPHY.search(cell.source) for cell in markdown):
+        return  # no citation and no bibliography block: nothing to rewrite
     bibliography = _bibliography()  # the list is rebuilt each time: an edited entry reaches it
     for cell in markdown:
         cell.source = CITATION.sub(

@@ -63,6 +63,14 @@ def test_every_website_form_becomes_one_that_reads_anywhere():
         assert not [marker for marker in WEBSITE_ONLY if marker in cell.source], cell.source
 
 
+def test_a_bibliography_block_without_citations_is_still_converted():
+    notebook = new_notebook(
+        cells=[new_markdown_cell("## References\n\n```{footbibliography}\n```")]
+    )
+    format_notebooks.format_notebook(notebook)
+    assert "{footbibliography}" not in notebook.cells[0].source
+
+
 def test_formatting_twice_changes_nothing():
     once = chapter_like()
     format_notebooks.format_notebook(once)
