@@ -1,5 +1,8 @@
 """Rewrite the notebooks' call sites of package functions whose signature changed; idempotent.
 
+It also gives every chapter, right after its setup cell, the one-line note that ``set_seed`` fixes
+torch's thread count (a chapter that already mentions the thread count there keeps its own words).
+
     python scripts/migrate_notebooks.py [NOTEBOOK ...]   # default: every notebook in book/
 
 Each rule is a regular expression applied to the notebook file's text (the JSON, so nothing else in
@@ -43,12 +46,44 @@ def migrate(path: Path) -> int:
     return total
 
 
+SEED_NOTE = (
+    "(`set_seed` seeds Python, NumPy and torch and also fixes torch's thread count, because the "
+    "number of\nthreads changes the last bits of float results.)"
+)
+
+
+def add_seed_note(path: Path) -> bool:
+    """Insert ``SEED_NOTE`` after the setup cell (the first code cell calling ``set_seed``) unless
+    the markdown cell that follows it already speaks of the thread count; True if inserted."""
+    import nbformat
+
+    notebook = nbformat.read(path, as_version=4)
+    setup = next(
+        (
+            i
+            for i, c in enumerate(notebook.cells)
+            if c.cell_type == "code" and "set_seed(" in c.source
+        ),
+        None,
+    )
+    if setup is None:
+        return False
+    following = notebook.cells[setup + 1 : setup + 2]
+    if following and following[0].cell_type == "markdown" and "thread count" in following[0].source:
+        return False
+    notebook.cells.insert(setup + 1, nbformat.v4.new_markdown_cell(SEED_NOTE))
+    nbformat.write(notebook, path)
+    return True
+
+
 def main(arguments: list[str]) -> None:
-    paths = [Path(a) for a in arguments] or sorted((ROOT / "book").glob("*.ipynb"))
+    paths = [Path(a) for a in arguments] or sorted((ROOT / "book").glob("[0-9]*.ipynb"))
     for path in paths:
         count = migrate(path)
         if count:
             print(f"{path.name}: {count} call site(s) rewritten")
+        if add_seed_note(path):
+            print(f"{path.name}: the set_seed note added after the setup cell")
 
 
 if __name__ == "__main__":

@@ -100,3 +100,17 @@ def test_a_figure_describes_itself():
     assert "heatmap 'Weights'" in text and "the, cat, sat" in text and "q1, q2" in text
     grid = head_grid(torch.rand(2, 2, 2), ["a", "b"], ["a", "b"], title="Two heads")
     assert "Two heads" in describe_figure(grid) and "Panel 2 of 2" in describe_figure(grid)
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda path: path.stem)
+def test_setup_text_says_set_seed_fixes_the_thread_count(chapter):
+    """scripts/migrate_notebooks.py puts the note right after the setup cell of every chapter."""
+    cells = nbformat.read(chapter, as_version=4).cells
+    setup = next(
+        i for i, c in enumerate(cells) if c.cell_type == "code" and "set_seed(" in c.source
+    )
+    note = cells[setup + 1]
+    assert note.cell_type == "markdown" and "thread count" in note.source, (
+        f"{chapter.name}: the cell after the setup cell does not say that set_seed fixes "
+        "the thread count (run python scripts/migrate_notebooks.py)"
+    )
