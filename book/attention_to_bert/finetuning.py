@@ -17,7 +17,12 @@ import numpy as np
 import torch
 
 from attention_to_bert.bert import BertConfig, load_minilm
-from attention_to_bert.pretraining import BertForPreTraining, load_pretrained, sentiment_split
+from attention_to_bert.pretraining import (
+    BertForPreTraining,
+    encode_texts,
+    load_pretrained,
+    sentiment_split,
+)
 
 NUM_TEST = 600
 NUM_VALIDATION = 283
@@ -55,18 +60,9 @@ class Encoder:
             self.model.config.attn_implementation = "sdpa"
             for layer in self.model.encoder.layer:
                 layer.attention.self.use_sdpa = True
-            vocab = tokenizer.get_vocab()
-            cls_id, sep_id = vocab["[CLS]"], vocab["[SEP]"]
-            limit = config.max_position_embeddings
 
             def tokenize(texts):
-                rows = [
-                    [cls_id, *e.ids[: limit - 2], sep_id]
-                    for e in tokenizer.encode_batch(texts, add_special_tokens=False)
-                ]
-                ids = torch.zeros(len(rows), max(map(len, rows)), dtype=torch.long)
-                for i, row in enumerate(rows):
-                    ids[i, : len(row)] = torch.tensor(row)
+                ids = encode_texts(tokenizer, texts, config.max_position_embeddings)
                 return {
                     "input_ids": ids,
                     "token_type_ids": torch.zeros_like(ids),
