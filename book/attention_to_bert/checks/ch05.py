@@ -207,13 +207,6 @@ def multi_head_attention(candidate: Callable[..., tuple[torch.Tensor, torch.Tens
             case=case,
             pair="(output, weights)",
         )
-        unchanged = all(torch.equal(a, b) for a, b in zip(passed, (query, key, value), strict=True))
-        unchanged &= all(torch.equal(passed_params[k], params[k]) for k in params)
-        unchanged &= all(
-            a is None or torch.equal(a, b)
-            for a, b in zip(passed_masks, (padding, attn), strict=True)
-        )
-        checker.expect(unchanged, f"{case}: an input was modified in place: work on copies")
         if result is None:
             continue
         output, weights = result

@@ -11,17 +11,6 @@ import torch
 from attention_to_bert.checks.checker import Checker
 
 
-def _modified(
-    checker: Checker, case: str, originals: dict[str, torch.Tensor], passed: dict
-) -> None:
-    """Report each input the student's function changed in place."""
-    for name, original in originals.items():
-        checker.expect(
-            torch.equal(passed[name], original),
-            f"{case}: {name} was modified in place: work on new tensors (or a clone)",
-        )
-
-
 def _matches(actual: Any, wrong: torch.Tensor) -> bool:
     return (
         isinstance(actual, torch.Tensor)
@@ -71,9 +60,8 @@ def cross_attention(candidate: Callable[..., Any]) -> bool:
                 "the scores are divided by sqrt(d_model); divide by sqrt(d_k), the keys' width",
             ),
         ]
-        passed = {name: value.clone() for name, value in inputs.items()}
-        result = checker.call(candidate, *passed.values(), case=case, pair="(output, weights)")
-        _modified(checker, case, inputs, passed)
+        passed = [value.clone() for value in inputs.values()]
+        result = checker.call(candidate, *passed, case=case, pair="(output, weights)")
         if result is None:
             continue
         output, actual_weights = result
@@ -160,11 +148,7 @@ def beam_step(candidate: Callable[..., Any]) -> bool:
             ),
             (swapped, "beam and token swapped: beam = index // vocab, token = index % vocab"),
         ]
-        passed = {"scores": scores.clone(), "log_probs": log_probs.clone()}
-        result = checker.call(
-            candidate, passed["scores"], passed["log_probs"], beam_size, case=case
-        )
-        _modified(checker, case, {"scores": scores, "log_probs": log_probs}, passed)
+        result = checker.call(candidate, scores.clone(), log_probs.clone(), beam_size, case=case)
         if result is None:
             continue
         actual = _triple(result)

@@ -105,14 +105,20 @@ class Checker:
         return not self.problems
 
 
-def _copy(value: Any) -> Tensor | np.ndarray | None:
-    """A copy of a tensor or array argument, to see afterwards whether the student changed it."""
+def _copy(value: Any) -> Tensor | np.ndarray | dict | None:
+    """A copy of a tensor or array argument (or of a dict of them), to see afterwards whether the
+    student changed it."""
+    if isinstance(value, dict):
+        return {key: _copy(item) for key, item in value.items()}
     if isinstance(value, Tensor):
         return value.detach().clone()
     return value.copy() if isinstance(value, np.ndarray) else None
 
 
-def _same(value: Any, copy: Tensor | np.ndarray) -> bool:
+def _same(value: Any, copy: Tensor | np.ndarray | dict) -> bool:
+    if isinstance(copy, dict):
+        pairs = [(value.get(key), item) for key, item in copy.items() if item is not None]
+        return isinstance(value, dict) and all(_same(*pair) for pair in pairs)
     value = value.detach().cpu().numpy() if isinstance(value, Tensor) else value
     copy = copy.cpu().numpy() if isinstance(copy, Tensor) else copy
     return value.dtype == copy.dtype and np.array_equal(
