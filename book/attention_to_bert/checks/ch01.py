@@ -162,43 +162,26 @@ def _cosine_mistakes(inputs: dict[str, Tensor]) -> tuple[Tensor, list[tuple[Tens
     beta = strength[..., None]
     cosine = _unit(query) @ _unit(key).mT
 
-    def weights(scores: Tensor) -> Tensor:
-        return reference_softmax(scores, mask)
-
-    mistakes = [
+    wrong_scores = [
+        (cosine, "the scores were not multiplied by the strength: score = strength * cosine"),
+        (cosine / beta, "divided by the strength; multiply (the strength is 1 / temperature)"),
+        (beta * (query @ key.mT), "not normalised: the cosine divides q and k by their lengths"),
+        (beta * (query @ _unit(key).mT), "only the keys were normalised; normalise the query too"),
+        (beta * (_unit(query) @ key.mT), "only the query was normalised; normalise the keys too"),
         (
-            weights(cosine),
-            "the scores were not multiplied by the strength: score = strength * cosine",
-        ),
-        (
-            weights(cosine / beta),
-            "divided by the strength; multiply (the strength is 1 / temperature)",
-        ),
-        (
-            weights(beta * (query @ key.mT)),
-            "not normalised: the cosine divides q and k by their lengths",
-        ),
-        (
-            weights(beta * (query @ _unit(key).mT)),
-            "only the keys were normalised; normalise the query too",
-        ),
-        (
-            weights(beta * (_unit(query) @ key.mT)),
-            "only the query was normalised; normalise the keys too",
-        ),
-        (
-            weights(beta * (_unit(query, -2) @ _unit(key, -2).mT)),
+            beta * (_unit(query, -2) @ _unit(key, -2).mT),
             "normalised along the positions; normalise each vector along its features (dim=-1)",
         ),
     ]
     if strength.shape[-1] == key.shape[-2]:  # only then does strength broadcast along the keys
-        mistakes.append(
+        wrong_scores.append(
             (
-                weights(strength[..., None, :] * cosine),
+                strength[..., None, :] * cosine,
                 "the strength multiplies the keys' axis: give it a keys axis, strength[..., None]",
             )
         )
-    return weights(beta * cosine), mistakes
+    mistakes = [(reference_softmax(scores, mask), message) for scores, message in wrong_scores]
+    return reference_softmax(beta * cosine, mask), mistakes
 
 
 def _cosine_gradient(
