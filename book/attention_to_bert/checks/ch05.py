@@ -64,9 +64,6 @@ def causal_mask(candidate: Callable[[int], torch.Tensor]) -> bool:
     return checker.report()
 
 
-Params = dict[str, torch.Tensor]
-
-
 def _forward(q_in, k_in, v_in, params, heads, padding, attn, **wrong):
     """The layer in float64, or one typical mistake of it (the flags in ``wrong``)."""
     p = {name: t.double() for name, t in params.items()}
