@@ -13,10 +13,13 @@ the same machine. Writes ``tokenizer.json`` (trained first if missing), ``model.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -32,11 +35,21 @@ from attention_to_bert.pretraining import (  # noqa: E402
     evaluate_mlm,
     load_pretrained,
     pretraining_losses,
-    save_pretrained,
     train_wordpiece,
     unigram_counts,
 )
 from attention_to_bert.training import set_seed  # noqa: E402
+
+
+def save_pretrained(model: BertForPreTraining, folder: Path, extra: dict[str, Any]) -> None:
+    """Write ``model.safetensors`` (without the tied decoder copy) and ``config.json``."""
+    from safetensors.torch import save_file
+
+    folder.mkdir(parents=True, exist_ok=True)
+    state = {name: tensor.contiguous() for name, tensor in model.state_dict().items()}
+    save_file(state, str(folder / "model.safetensors"))
+    config = asdict(model.bert.config) | {"attn_implementation": "eager"}
+    (folder / "config.json").write_text(json.dumps({"config": config} | extra, indent=1) + "\n")
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:

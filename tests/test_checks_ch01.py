@@ -162,7 +162,7 @@ def test_masked_softmax_checker_names_a_max_over_masked_positions(capsys):
 def test_masked_softmax_checker_catches_an_in_place_edit(capsys):
     assert checks.masked_softmax(in_place_fill) is False
     output = capsys.readouterr().out
-    assert output.count("the scores was modified in place") == 1
+    assert output.count("the input `scores` was modified in place") == 1
 
 
 def test_scaled_dot_score_checker_catches_an_in_place_edit(capsys):
@@ -171,7 +171,7 @@ def test_scaled_dot_score_checker_catches_an_in_place_edit(capsys):
         return query @ key.transpose(-2, -1)
 
     assert checks.scaled_dot_score(scaled_in_place) is False
-    assert "the query was modified in place" in capsys.readouterr().out
+    assert "the input `query` was modified in place" in capsys.readouterr().out
 
 
 # --- the cosine look-up of the Neural Turing Machine (exercise 1.3) ---
@@ -273,7 +273,7 @@ def test_cosine_attention_checker_accepts_right_answers(candidate, capsys):
         (mask_ignored, "masked (padded) positions get weight up to"),
         (minus_infinity, "a fully masked row gives NaN, not zeros"),
         (masked_gradient_leak, "masked keys get a gradient up to"),
-        (normalises_in_place, "the query was modified in place"),
+        (normalises_in_place, "the input `query` was modified in place"),
         (
             lambda q, k, v, s, m: (right_cosine_attention(q, k, v, s, m)[1] @ k, None),
             "returned None",

@@ -112,4 +112,4 @@ def test_catches_an_input_modified_in_place(capsys):
         return pooled, weights
 
     assert not checks.han_attention(in_place)
-    assert "values was modified in place" in capsys.readouterr().out
+    assert "the input `values` was modified in place" in capsys.readouterr().out

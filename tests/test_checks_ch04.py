@@ -160,7 +160,7 @@ def scales_w_q_in_place(x, w_q, w_k, w_v):
 def test_self_attention_checker_catches_an_in_place_edit(capsys):
     assert checks.self_attention(scales_w_q_in_place) is False
     output = capsys.readouterr().out
-    assert "w_q was modified in place; work on a copy" in output
+    assert "the input `w_q` was modified in place: work on a copy" in output
     assert "weights: " not in output  # the weights themselves were right
 
 

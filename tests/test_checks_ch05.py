@@ -243,7 +243,7 @@ def output_only(query, key, value, params, num_heads, key_padding_mask, attn_mas
         (no_output_projection, "the output projection (@ W_o + b_o) is missing"),
         (no_biases, "the biases b_q, b_k, b_v, b_o are missing"),
         (transposed, "the weights are used transposed"),
-        (in_place, "an input was modified in place"),
+        (in_place, "the input `query` was modified in place"),
         (stub, "returned None"),
         (output_only, "expected a pair (output, weights)"),
     ],
@@ -252,3 +252,12 @@ def test_multi_head_checker_names_other_mistakes(wrong, message, capsys):
     assert checks.multi_head_attention(wrong) is False
     output = capsys.readouterr().out
     assert "✘ multi_head_attention" in output and message in output
+
+
+def test_multi_head_checker_catches_params_edited_in_place(capsys):
+    def scales_params(query, key, value, params, num_heads, key_padding_mask, attn_mask):
+        params["W_o"] *= 2.0
+        return right_multi_head(query, key, value, params, num_heads, key_padding_mask, attn_mask)
+
+    assert checks.multi_head_attention(scales_params) is False
+    assert "the input `params` was modified in place" in capsys.readouterr().out

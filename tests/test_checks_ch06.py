@@ -112,7 +112,7 @@ def test_cross_attention_agrees_with_the_package():
 
 def test_cross_attention_names_the_mistake(capsys):
     expectations = [
-        (in_place_masking, "memory was modified in place"),
+        (in_place_masking, "the input `memory` was modified in place"),
         (unscaled, "not divided by sqrt(d_k)"),
         (scaled_by_d_model, "divided by sqrt(d_model)"),
         (no_mask, "masked (padded) positions get weight"),
@@ -197,7 +197,7 @@ def test_beam_step_accepts_right_answers(capsys):
 
 def test_beam_step_names_the_mistake(capsys):
     expectations = [
-        (in_place_beam, "log_probs was modified in place"),
+        (in_place_beam, "the input `log_probs` was modified in place"),
         (no_prefix, "the prefix's score is not added"),
         (multiplied, "log-probabilities add"),
         (smallest, "worst candidates"),

@@ -49,7 +49,7 @@ def test_catches_typical_wrong_answers(capsys):
         inverted: "NOT chosen",
         no_bias: "bias b is missing",
         all_labels: "chosen positions only",
-        in_place: "labels was modified in place",
+        in_place: "the input `labels` was modified in place",
         stub: "returned None",
     }
     for wrong, message in expectations.items():

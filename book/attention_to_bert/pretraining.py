@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import random
 from collections import OrderedDict
-from dataclasses import asdict, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from attention_to_bert.bert import BertConfig, BertModel, init_weights
+from attention_to_bert.data.vocabulary import pad_sequences
 
 PRETRAINED = Path(__file__).resolve().parent / "pretrained"
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -110,6 +111,14 @@ class BertForPreTraining(nn.Module):
         return mlm, self.cls.seq_relationship(pooled)
 
 
+def encode_texts(tokenizer: Any, texts: list[str], max_length: int) -> torch.Tensor:
+    """``[CLS] text [SEP]`` of each text as WordPiece ids, cut to ``max_length`` tokens and padded
+    with 0 ([PAD]) to the longest: ``(len(texts), longest)``."""
+    cls_id, sep_id = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
+    encoded = tokenizer.encode_batch(texts, add_special_tokens=False)
+    return pad_sequences([[cls_id, *e.ids[: max_length - 2], sep_id] for e in encoded])
+
+
 def mask_tokens(
     input_ids: torch.Tensor,
     special: torch.Tensor,
@@ -174,12 +183,8 @@ class PairSampler:
         """``size`` examples padded to the longest: input_ids, token_type_ids, attention_mask
         (1 = real token), special (True at [CLS]/[SEP]/padding) and nsp_labels."""
         examples = [self.example() for _ in range(size)]
-        length = max(len(ids) for ids, _, _ in examples)
-        ids = torch.zeros(size, length, dtype=torch.long)
-        types = torch.zeros(size, length, dtype=torch.long)
-        for row, (tokens, segments, _) in enumerate(examples):
-            ids[row, : len(tokens)] = torch.tensor(tokens)
-            types[row, : len(segments)] = torch.tensor(segments)
+        ids = pad_sequences([tokens for tokens, _, _ in examples])
+        types = pad_sequences([segments for _, segments, _ in examples])
         attention = (ids != 0).long()
         special = (ids == 0) | (ids == self.cls_id) | (ids == self.sep_id)
         labels = torch.tensor([label for _, _, label in examples])
@@ -216,27 +221,21 @@ def pretraining_losses(
     return mlm_loss, nsp_loss, mlm_correct, nsp_correct
 
 
-def save_pretrained(model: BertForPreTraining, folder: Path, extra: dict[str, Any]) -> None:
-    """Write ``model.safetensors`` (without the tied decoder copy) and ``config.json``."""
-    from safetensors.torch import save_file
-
-    folder.mkdir(parents=True, exist_ok=True)
-    state = {name: tensor.contiguous() for name, tensor in model.state_dict().items()}
-    save_file(state, str(folder / "model.safetensors"))
-    config = asdict(model.bert.config) | {"attn_implementation": "eager"}
-    (folder / "config.json").write_text(json.dumps({"config": config} | extra, indent=1) + "\n")
-
-
 def load_tokenizer(folder: Path | str = PRETRAINED) -> Any:
     """The book's WordPiece tokenizer (``tokenizers.Tokenizer``) from ``folder/tokenizer.json``."""
     from tokenizers import Tokenizer
 
-    path = Path(folder) / "tokenizer.json"
+    return Tokenizer.from_file(str(_written(folder, "tokenizer.json")))
+
+
+def _written(folder: Path | str, name: str) -> Path:
+    """``folder/name``, which must exist (the pre-training script writes it)."""
+    path = Path(folder) / name
     if not path.is_file():
         raise FileNotFoundError(
             f"folder: {path} is missing (python scripts/pretrain_bert.py writes it)"
         )
-    return Tokenizer.from_file(str(path))
+    return path
 
 
 def load_pretrained(folder: Path | str = PRETRAINED) -> tuple[BertForPreTraining, Any, dict]:
@@ -244,17 +243,12 @@ def load_pretrained(folder: Path | str = PRETRAINED) -> tuple[BertForPreTraining
     eval mode, loaded with strict keys; ``info`` is the rest of ``config.json`` (steps, losses)."""
     from safetensors.torch import load_file
 
-    folder = Path(folder)
-    for name in ("config.json", "model.safetensors"):
-        if not (folder / name).is_file():
-            raise FileNotFoundError(
-                f"folder: {folder / name} is missing (python scripts/pretrain_bert.py writes it)"
-            )
-    info = json.loads((folder / "config.json").read_text())
+    weights = _written(folder, "model.safetensors")
+    info = json.loads(_written(folder, "config.json").read_text())
     known = {field.name for field in fields(BertConfig)}
     config = BertConfig(**{k: v for k, v in info.pop("config").items() if k in known})
     model = BertForPreTraining(config)
-    model.load_state_dict(load_file(str(folder / "model.safetensors")), strict=True)
+    model.load_state_dict(load_file(str(weights)), strict=True)
     return model.eval(), load_tokenizer(folder), info
 
 
@@ -299,16 +293,7 @@ def evaluate_mlm(
     hits = {"top1": 0, "top5": 0, "unigram_top1": 0, "unigram_top5": 0}
     total = 0
     for start in range(0, len(texts), batch_size):
-        encoded = [
-            [cls_id, *e.ids[: max_length - 2], sep_id]
-            for e in tokenizer.encode_batch(
-                texts[start : start + batch_size], add_special_tokens=False
-            )
-        ]
-        length = max(len(ids) for ids in encoded)
-        ids = torch.zeros(len(encoded), length, dtype=torch.long)
-        for row, tokens in enumerate(encoded):
-            ids[row, : len(tokens)] = torch.tensor(tokens)
+        ids = encode_texts(tokenizer, texts[start : start + batch_size], max_length)
         special = (ids == 0) | (ids == cls_id) | (ids == sep_id)
         inputs, labels = mask_tokens(ids, special, mask_id, len(vocab), generator)
         positions = labels != IGNORE

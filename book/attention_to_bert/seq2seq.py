@@ -302,30 +302,28 @@ def greedy_decode(
     was_training = model.training
     model.eval()
     try:
-        return _greedy_decode(model, source, max_length)
+        lengths = (source != model.source_vocab.pad_id).sum(dim=1)
+        outputs, final, mask = model.encode(source, lengths)
+        decoder = model.decoder
+        keys = decoder.project_keys(outputs)
+        state = decoder.start(final)
+        token = torch.full((source.shape[0],), model.bos_id, dtype=torch.long, device=source.device)
+        finished = torch.zeros(source.shape[0], dtype=torch.bool, device=source.device)
+        tokens, all_weights = [], []
+        for _ in range(max_length):
+            logits, state, weights = decoder.step(token, state, outputs, final, mask, keys)
+            token = logits.argmax(dim=-1).masked_fill(finished, model.pad_id)
+            tokens.append(token)
+            if weights is not None:
+                all_weights.append(weights.masked_fill(finished.unsqueeze(1), 0.0))
+            finished = finished | (token == model.eos_id)
+            if finished.all():
+                break
+        return torch.stack(tokens, dim=1), (
+            torch.stack(all_weights, dim=1) if all_weights else None
+        )
     finally:
         model.train(was_training)  # even if decoding raised
-
-
-def _greedy_decode(model: Seq2Seq, source: Tensor, max_length: int) -> tuple[Tensor, Tensor | None]:
-    lengths = (source != model.source_vocab.pad_id).sum(dim=1)
-    outputs, final, mask = model.encode(source, lengths)
-    decoder = model.decoder
-    keys = decoder.project_keys(outputs)
-    state = decoder.start(final)
-    token = torch.full((source.shape[0],), model.bos_id, dtype=torch.long, device=source.device)
-    finished = torch.zeros(source.shape[0], dtype=torch.bool, device=source.device)
-    tokens, all_weights = [], []
-    for _ in range(max_length):
-        logits, state, weights = decoder.step(token, state, outputs, final, mask, keys)
-        token = logits.argmax(dim=-1).masked_fill(finished, model.pad_id)
-        tokens.append(token)
-        if weights is not None:
-            all_weights.append(weights.masked_fill(finished.unsqueeze(1), 0.0))
-        finished = finished | (token == model.eos_id)
-        if finished.all():
-            break
-    return torch.stack(tokens, dim=1), (torch.stack(all_weights, dim=1) if all_weights else None)
 
 
 def exact_match(predicted: Sequence[str], expected: Sequence[str]) -> float:

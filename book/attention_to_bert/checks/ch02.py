@@ -34,10 +34,6 @@ def han_attention(candidate: Callable[..., Any]) -> bool:
         pair = "(pooled, weights)"
         passed = [argument.clone() for argument in arguments]
         result = checker.call(candidate, *passed, case=case, pair=pair)
-        names = ("values", "padding_mask", "weight", "bias", "context")
-        for name, argument, original in zip(names, passed, arguments, strict=True):
-            modified = f"{case}: {name} was modified in place: work on a copy (clone)"
-            checker.expect(torch.equal(argument, original), modified)
         pooled, weights = result or (None, None)  # None: nothing to check
         # the expected answer in float64, from the same float32 inputs
         keys = values.double() @ weight.double().T + bias.double()

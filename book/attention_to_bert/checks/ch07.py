@@ -32,8 +32,6 @@ def mlm_mask(candidate: Callable[..., Any]) -> bool:
     if checker.problems:
         return checker.report()
     corrupted, labels = result
-    modified = "the input_ids were modified in place: work on a copy (clone)"
-    checker.expect(torch.equal(passed, ids), modified)
     chosen = labels != -100
     labelled = chosen[~special].float().mean().item()
     if labelled > 0.5:

@@ -47,11 +47,4 @@ def masked_scores(candidate: Callable[..., Any]) -> bool:
         "targets",
         mistakes=[(labels, "targets must be the labels at the chosen positions only")],
     )
-    for name, before, after in zip(
-        ("hidden", "labels", "table", "bias"),
-        (hidden, labels, table, bias),
-        inputs,
-        strict=True,
-    ):
-        checker.expect(torch.equal(before, after), f"{name} was modified in place: work on a copy")
     return checker.report()

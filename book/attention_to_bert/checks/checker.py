@@ -105,14 +105,20 @@ class Checker:
         return not self.problems
 
 
-def _copy(value: Any) -> Tensor | np.ndarray | None:
-    """A copy of a tensor or array argument, to see afterwards whether the student changed it."""
+def _copy(value: Any) -> Tensor | np.ndarray | dict | None:
+    """A copy of a tensor or array argument (or of a dict of them), to see afterwards whether the
+    student changed it."""
+    if isinstance(value, dict):
+        return {key: _copy(item) for key, item in value.items()}
     if isinstance(value, Tensor):
         return value.detach().clone()
     return value.copy() if isinstance(value, np.ndarray) else None
 
 
-def _same(value: Any, copy: Tensor | np.ndarray) -> bool:
+def _same(value: Any, copy: Tensor | np.ndarray | dict) -> bool:
+    if isinstance(copy, dict):
+        pairs = [(value.get(key), item) for key, item in copy.items() if item is not None]
+        return isinstance(value, dict) and all(_same(*pair) for pair in pairs)
     value = value.detach().cpu().numpy() if isinstance(value, Tensor) else value
     copy = copy.cpu().numpy() if isinstance(copy, Tensor) else copy
     return value.dtype == copy.dtype and np.array_equal(
@@ -128,19 +134,21 @@ def _argument_name(function: Callable[..., Any], index: int) -> str:
         return f"argument {index + 1}"
 
 
-def _close(actual: Tensor, expected: Tensor, atol: float) -> bool:
-    same_shape = actual.shape == expected.shape
+def close(actual: Any, expected: Tensor, atol: float = 1e-5, equal_nan: bool = False) -> bool:
+    """Whether ``actual`` is a tensor of ``expected``'s shape and close to it (in float64)."""
+    if not isinstance(actual, Tensor) or actual.shape != expected.shape:
+        return False
     actual, expected = actual.detach().double(), expected.detach().double()
-    return same_shape and torch.allclose(actual, expected, atol=atol, rtol=1e-4)
+    return torch.allclose(actual, expected, atol=atol, rtol=1e-4, equal_nan=equal_nan)
 
 
 def _mismatch(actual: Any, expected: Tensor, mistakes: Mistakes, atol: float) -> str | None:
     if not isinstance(actual, Tensor):
         return f"expected a torch.Tensor, got {type(actual).__name__}"
-    if _close(actual, expected, atol):
+    if close(actual, expected, atol):
         return None
     for wrong, message in mistakes:
-        if _close(actual, wrong, atol) and not _close(wrong, expected, atol):
+        if close(actual, wrong, atol) and not close(wrong, expected, atol):
             return message
     if actual.shape != expected.shape:
         return f"expected shape {tuple(expected.shape)}, got {tuple(actual.shape)}"
