@@ -146,19 +146,104 @@ LAZY_IMAGE = re.compile(r"<img (?![^>]*\bloading=)")
 MATHJAX_SCRIPT = re.compile(r'<script[^>]*\bsrc="[^"]*vendored/mathjax/[^"]*"[^>]*>\s*</script>\s*')
 
 
+# pydata-sphinx-theme loads Sphinx's search tools and the whole search index (0.13 MB) on every page
+# for its search-as-you-type option; with that option off, only search.html uses them
+SEARCH_SCRIPTS = re.compile(
+    r'<script src="[^"]*(?:_static/searchtools\.js|_static/language_data\.js|searchindex\.js)">'
+    r"</script>\s*"
+)
+
+
 def slim_pages(app: Sphinx, exception: Exception | None) -> None:
-    """Remove the Font Awesome script from every page and MathJax from pages without math; make the
-    left sidebar a landmark; let images load as the reader scrolls to them."""
+    """Remove the Font Awesome script from every page, MathJax from pages without math and the search
+    index from pages other than the search page; make the left sidebar a landmark; let images load
+    as the reader scrolls to them; cut Font Awesome down to the icons the site shows."""
     if exception is not None or app.builder.format != "html":
         return
+    search_as_you_type = str(
+        app.config.html_theme_options.get("search_as_you_type", False)
+    ).lower() in ("true", "1")
     for page in Path(app.outdir).rglob("*.html"):
         html = page.read_text(encoding="utf-8")
         slim = SIDEBAR.sub(LANDMARK_SIDEBAR, FONTAWESOME_SCRIPT.sub("", html))
         slim = LAZY_IMAGE.sub('<img loading="lazy" ', slim)  # figures load as the reader scrolls
         if 'class="math' not in slim:
             slim = MATHJAX_SCRIPT.sub("", slim)
+        if not search_as_you_type and page.name != "search.html":
+            slim = SEARCH_SCRIPTS.sub("", slim)
         if slim != html:
             page.write_text(slim, encoding="utf-8")
+    slim_font_awesome(Path(app.outdir))
+
+
+THEME_CSS = Path("_static") / "styles" / "pydata-sphinx-theme.css"
+WEBFONTS = "vendor/fontawesome/webfonts"
+ICON_RULE = re.compile(r'((?:\.fa-[a-z0-9-]+:(?:before|after),?)+)\{content:"([^"]*)"\}')
+ICON_CLASS = re.compile(r"\bfa-[a-z0-9-]+")
+CSS_CONTENT = re.compile(r'(?:content|--pst-icon-[a-z-]+):\s*"([^"]*)"')
+CSS_ESCAPE = re.compile(r"\\([0-9a-fA-F]{1,6}) ?")
+FONT_SOURCE = re.compile(
+    r"src:url\(\.\./" + WEBFONTS + r'/(?P<font>fa-[a-z]+-\d+)\.woff2\) format\("woff2"\),'
+    r'url\(\.\./' + WEBFONTS + r'/(?P=font)\.ttf\) format\("truetype"\)'
+)
+
+
+def _css_text(value: str) -> str:
+    """The characters of a CSS string such as ``\\f09b`` or ``\\30 ``."""
+    return CSS_ESCAPE.sub(lambda m: chr(int(m[1], 16)), value)
+
+
+def icon_classes(site: Path) -> set[str]:
+    """The ``fa-*`` class names written in the built site's pages and scripts."""
+    names: set[str] = set()
+    for path in [*site.rglob("*.html"), *(site / "_static").rglob("*.js")]:
+        names.update(ICON_CLASS.findall(path.read_text(encoding="utf-8", errors="replace")))
+    return names
+
+
+def _names_a_used_icon(selectors: str, names: set[str]) -> bool:
+    """Whether a rule's selectors (``.fa-x:before,.fa-y:before``) name one of ``names``."""
+    return any(selector[1:].split(":")[0] in names for selector in selectors.split(","))
+
+
+def icon_codepoints(site: Path) -> set[int]:
+    """The Font Awesome code points the built site can show: the ``fa-*`` classes written in its pages
+    and scripts, and every icon its style sheets draw (``content:``, ``--pst-icon-*``)."""
+    css = (site / THEME_CSS).read_text(encoding="utf-8")
+    names = icon_classes(site)
+    text = "".join(
+        value for selectors, value in ICON_RULE.findall(css) if _names_a_used_icon(selectors, names)
+    )
+    for sheet in (site / "_static").rglob("*.css"):
+        rules = ICON_RULE.sub("", sheet.read_text(encoding="utf-8", errors="replace"))
+        text += "".join(CSS_CONTENT.findall(rules))
+    return {ord(char) for char in _css_text(text)}
+
+
+def slim_font_awesome(site: Path) -> None:
+    """Keep only the icons the site shows: drop the theme's CSS rules for the other ~1,900 icons
+    (86 KB) and load subsets of Font Awesome's fonts (a few KB instead of 0.27 MB per page)."""
+    from fontTools import subset  # a dependency of matplotlib
+
+    css_path = site / THEME_CSS
+    if not css_path.is_file() or not FONT_SOURCE.search(css_path.read_text(encoding="utf-8")):
+        return  # another theme, or already done
+    keep = icon_codepoints(site)
+    names = icon_classes(site)
+    css = css_path.read_text(encoding="utf-8")
+    css = ICON_RULE.sub(lambda rule: rule[0] if _names_a_used_icon(rule[1], names) else "", css)
+    for font in sorted(set(m["font"] for m in FONT_SOURCE.finditer(css))):
+        options = subset.Options(flavor="woff", ignore_missing_unicodes=True)
+        options.layout_features = ["*"]
+        subsetter = subset.Subsetter(options)
+        full = subset.load_font(str(site / "_static" / WEBFONTS / f"{font}.ttf"), options)
+        subsetter.populate(unicodes=keep)
+        subsetter.subset(full)
+        subset.save_font(full, str(site / "_static" / WEBFONTS / f"{font}-subset.woff"), options)
+    css = FONT_SOURCE.sub(
+        lambda m: f'src:url(../{WEBFONTS}/{m["font"]}-subset.woff) format("woff")', css
+    )
+    css_path.write_text(css, encoding="utf-8")
 
 
 TEX_TOOLS = {"xelatex": "texlive-xetex", "latexmk": "latexmk", "rsvg-convert": "librsvg2-bin"}
