@@ -28,6 +28,7 @@ every page.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -79,10 +80,47 @@ def serve_bertviz_libraries(
     )
     if not (helper_views or stock_views):
         return
-    context["body"] = CDN_REQUIRE_TAG.sub("", INLINE_LIBRARIES.sub("", body))
+    context["body"] = compact_view_data(CDN_REQUIRE_TAG.sub("", INLINE_LIBRARIES.sub("", body)))
     scripts = BERTVIZ_LIBRARIES + (BERTVIZ_REQUIRE if stock_views else [])
     for priority, script in enumerate(scripts, start=900):
         app.add_js_file(script, priority=priority)
+
+
+VIEW_DATA = re.compile(r"\bconst params = (?=\{)")
+
+
+def _javascript(value: Any) -> str:
+    """``value`` (parsed JSON) as a JavaScript literal with no spaces and no leading zeros
+    (``.149`` for ``0.149``): the same numbers and strings in fewer bytes."""
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{json.dumps(k)}:{_javascript(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_javascript(v) for v in value) + "]"
+    text = json.dumps(value)
+    if isinstance(value, float):
+        if text.startswith("0."):
+            return text[1:]
+        if text.startswith("-0."):
+            return "-" + text[2:]
+    return text
+
+
+def compact_view_data(body: str) -> str:
+    """Write each bertviz view's attention weights (``const params = {…}``, JSON written by bertviz
+    with a space after every comma and a zero before every point: 0.3 MB for chapter 7's model view)
+    as a compact JavaScript literal with the same values."""
+    decoder = json.JSONDecoder()
+    pieces, start = [], 0
+    for match in VIEW_DATA.finditer(body):
+        if match.start() < start:
+            continue
+        try:
+            data, end = decoder.raw_decode(body, match.end())
+        except json.JSONDecodeError:
+            continue  # not a JSON literal: leave it as it is
+        pieces += [body[start : match.end()], _javascript(data)]
+        start = end
+    return "".join(pieces) + body[start:]
 
 
 def write_each_script_once(
@@ -184,7 +222,7 @@ CSS_CONTENT = re.compile(r'(?:content|--pst-icon-[a-z-]+):\s*"([^"]*)"')
 CSS_ESCAPE = re.compile(r"\\([0-9a-fA-F]{1,6}) ?")
 FONT_SOURCE = re.compile(
     r"src:url\(\.\./" + WEBFONTS + r'/(?P<font>fa-[a-z]+-\d+)\.woff2\) format\("woff2"\),'
-    r'url\(\.\./' + WEBFONTS + r'/(?P=font)\.ttf\) format\("truetype"\)'
+    r"url\(\.\./" + WEBFONTS + r'/(?P=font)\.ttf\) format\("truetype"\)'
 )
 
 
