@@ -15,8 +15,10 @@ Loaded by ``_config.yml`` (``sphinx.local_extensions``). It
 * publishes the printed book with the site when ``BOOK_PDF`` names it (the Pages workflow builds it
   first): copied as ``book.pdf``, linked from every page's footer;
 * keeps pages light: drops the theme's ``fontawesome.js`` (1.5 MB on every page; the theme's CSS
-  already draws the same icons from Font Awesome's web fonts) and loads MathJax only on pages that
-  hold math;
+  already draws the same icons from Font Awesome's web fonts), serves subsets of those fonts with
+  only the icons the site shows (and drops the CSS rules of the others), loads MathJax only on pages
+  that hold math and the search index only on the search page, writes the bertviz views' weights
+  as compact literals, and stores the PNG figures with a 256-colour palette;
 * writes each inline ``<script>`` once: Sphinx 7.4 adds inline scripts registered after the builder
   started (such as sphinx-thebe's ``const THEBE_JS_URL = …``) twice, and the second ``const``
   declaration is a page error ("Identifier 'THEBE_JS_URL' has already been declared").
