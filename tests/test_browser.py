@@ -10,8 +10,8 @@ Each page is opened twice, served from 127.0.0.1 (and some a third time, as file
 * "file": the copied site opened by double-clicking (file:// URLs), every request refused; on the first
   page and on the pages with bertviz views.
 In all: no console errors or page errors, every image loaded, all math rendered by MathJax, and every
-bertviz view stored in a notebook drew its tokens, its right edge in view (not under the margin, not cut
-off); served pages also have their table-of-contents links resolved.
+bertviz view stored in a notebook drew its tokens, its right edge in view once its output box is scrolled
+to the end (not under the margin, not cut off); served pages also have their table-of-contents links resolved.
 Reading width: on every chapter page at 1280 x 800 (a common laptop), light and dark, no code cell
 scrolls sideways and no cell shows a stream (a training log) split over several output boxes; outputs
 that scroll sideways are reported (tests/artifacts/reading-width.json), not failed.
@@ -377,10 +377,18 @@ MATH_STATE = """() => {
 TOC_LINKS = """() => [...document.querySelectorAll(
     "nav.bd-docs-nav a[href], .bd-toc-nav a[href], .prev-next-area a[href], .navbar-brand[href]")]
     .map(a => a.href)"""
-# Is the right end of the view on screen and on top (not under the right-hand margin, not clipped)?
+# Is the right end of the view, its output box scrolled to the end, on screen and on top (not clipped)?
 VIEW_RIGHT_EDGE = """(root) => {
     const svg = root.querySelector("#vis svg");
     svg.scrollIntoView({block: "start"});
+    // a view wider than the column scrolls inside its output box: scroll that box to its right end
+    const scrolls = e => e.scrollWidth > e.clientWidth + 1
+        && ["auto", "scroll"].includes(getComputedStyle(e).overflowX);
+    let scroller = svg.parentElement;
+    while (scroller && scroller !== document.body && !scrolls(scroller)) {
+        scroller = scroller.parentElement;
+    }
+    if (scroller && scroller !== document.body) { scroller.scrollLeft = scroller.scrollWidth; }
     const box = svg.getBoundingClientRect();
     const x = box.right - 4, y = Math.max(box.top, 0) + Math.min(box.height, innerHeight) / 2;
     const hit = document.elementFromPoint(x, y);

@@ -15,8 +15,10 @@ Loaded by ``_config.yml`` (``sphinx.local_extensions``). It
 * publishes the printed book with the site when ``BOOK_PDF`` names it (the Pages workflow builds it
   first): copied as ``book.pdf``, linked from every page's footer;
 * keeps pages light: drops the theme's ``fontawesome.js`` (1.5 MB on every page; the theme's CSS
-  already draws the same icons from Font Awesome's web fonts) and loads MathJax only on pages that
-  hold math;
+  already draws the same icons from Font Awesome's web fonts), serves subsets of those fonts with
+  only the icons the site shows (and drops the CSS rules of the others), loads MathJax only on pages
+  that hold math and the search index only on the search page, writes the bertviz views' weights
+  as compact literals, and stores the PNG figures with a 256-colour palette;
 * writes each inline ``<script>`` once: Sphinx 7.4 adds inline scripts registered after the builder
   started (such as sphinx-thebe's ``const THEBE_JS_URL = …``) twice, and the second ``const``
   declaration is a page error ("Identifier 'THEBE_JS_URL' has already been declared").
@@ -28,6 +30,8 @@ every page.
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import re
 import shutil
@@ -79,10 +83,47 @@ def serve_bertviz_libraries(
     )
     if not (helper_views or stock_views):
         return
-    context["body"] = CDN_REQUIRE_TAG.sub("", INLINE_LIBRARIES.sub("", body))
+    context["body"] = compact_view_data(CDN_REQUIRE_TAG.sub("", INLINE_LIBRARIES.sub("", body)))
     scripts = BERTVIZ_LIBRARIES + (BERTVIZ_REQUIRE if stock_views else [])
     for priority, script in enumerate(scripts, start=900):
         app.add_js_file(script, priority=priority)
+
+
+VIEW_DATA = re.compile(r"\bconst params = (?=\{)")
+
+
+def _javascript(value: Any) -> str:
+    """``value`` (parsed JSON) as a JavaScript literal with no spaces and no leading zeros
+    (``.149`` for ``0.149``): the same numbers and strings in fewer bytes."""
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{json.dumps(k)}:{_javascript(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_javascript(v) for v in value) + "]"
+    text = json.dumps(value)
+    if isinstance(value, float):
+        if text.startswith("0."):
+            return text[1:]
+        if text.startswith("-0."):
+            return "-" + text[2:]
+    return text
+
+
+def compact_view_data(body: str) -> str:
+    """Write each bertviz view's attention weights (``const params = {…}``, JSON written by bertviz
+    with a space after every comma and a zero before every point: 0.3 MB for chapter 7's model view)
+    as a compact JavaScript literal with the same values."""
+    decoder = json.JSONDecoder()
+    pieces, start = [], 0
+    for match in VIEW_DATA.finditer(body):
+        if match.start() < start:
+            continue
+        try:
+            data, end = decoder.raw_decode(body, match.end())
+        except json.JSONDecodeError:
+            continue  # not a JSON literal: leave it as it is
+        pieces += [body[start : match.end()], _javascript(data)]
+        start = end
+    return "".join(pieces) + body[start:]
 
 
 def write_each_script_once(
@@ -146,19 +187,127 @@ LAZY_IMAGE = re.compile(r"<img (?![^>]*\bloading=)")
 MATHJAX_SCRIPT = re.compile(r'<script[^>]*\bsrc="[^"]*vendored/mathjax/[^"]*"[^>]*>\s*</script>\s*')
 
 
+# pydata-sphinx-theme loads Sphinx's search tools and the whole search index (0.13 MB) on every page
+# for its search-as-you-type option; with that option off, only search.html uses them
+SEARCH_SCRIPTS = re.compile(
+    r'<script src="[^"]*(?:_static/searchtools\.js|_static/language_data\.js|searchindex\.js)">'
+    r"</script>\s*"
+)
+
+
 def slim_pages(app: Sphinx, exception: Exception | None) -> None:
-    """Remove the Font Awesome script from every page and MathJax from pages without math; make the
-    left sidebar a landmark; let images load as the reader scrolls to them."""
+    """Remove the Font Awesome script from every page, MathJax from pages without math and the search
+    index from pages other than the search page; make the left sidebar a landmark; let images load
+    as the reader scrolls to them; cut Font Awesome down to the icons the site shows."""
     if exception is not None or app.builder.format != "html":
         return
+    search_as_you_type = str(
+        app.config.html_theme_options.get("search_as_you_type", False)
+    ).lower() in ("true", "1")
     for page in Path(app.outdir).rglob("*.html"):
         html = page.read_text(encoding="utf-8")
         slim = SIDEBAR.sub(LANDMARK_SIDEBAR, FONTAWESOME_SCRIPT.sub("", html))
         slim = LAZY_IMAGE.sub('<img loading="lazy" ', slim)  # figures load as the reader scrolls
         if 'class="math' not in slim:
             slim = MATHJAX_SCRIPT.sub("", slim)
+        if not search_as_you_type and page.name != "search.html":
+            slim = SEARCH_SCRIPTS.sub("", slim)
         if slim != html:
             page.write_text(slim, encoding="utf-8")
+    slim_font_awesome(Path(app.outdir))
+    slim_images(Path(app.outdir))
+
+
+def slim_images(site: Path) -> None:
+    """Store the site's opaque PNG figures (the plots of the notebooks' outputs: 0.05-0.1 MB each) with
+    a palette of 256 colours, the most a matplotlib plot here uses visibly (viridis has 256): about a
+    third of the bytes, same pixel size. The notebooks keep their outputs as they are."""
+    from PIL import Image  # a dependency of matplotlib
+
+    for path in sorted((site / "_images").glob("*.png")):
+        with Image.open(path) as image:
+            if image.mode == "P":
+                continue  # a palette already (or done by an earlier build)
+            rgba = image.convert("RGBA")
+        if rgba.getchannel("A").getextrema() != (255, 255):
+            continue  # transparent: keep it as it is
+        palette = rgba.convert("RGB").quantize(
+            256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE
+        )
+        buffer = io.BytesIO()
+        palette.save(buffer, "PNG", optimize=True)
+        if buffer.tell() < path.stat().st_size:
+            path.write_bytes(buffer.getvalue())
+
+
+THEME_CSS = Path("_static") / "styles" / "pydata-sphinx-theme.css"
+WEBFONTS = "vendor/fontawesome/webfonts"
+ICON_RULE = re.compile(r'((?:\.fa-[a-z0-9-]+:(?:before|after),?)+)\{content:"([^"]*)"\}')
+ICON_CLASS = re.compile(r"\bfa-[a-z0-9-]+")
+CSS_CONTENT = re.compile(r'(?:content|--pst-icon-[a-z-]+):\s*"([^"]*)"')
+CSS_ESCAPE = re.compile(r"\\([0-9a-fA-F]{1,6}) ?")
+FONT_SOURCE = re.compile(
+    r"src:url\(\.\./" + WEBFONTS + r'/(?P<font>fa-[a-z]+-\d+)\.woff2\) format\("woff2"\),'
+    r"url\(\.\./" + WEBFONTS + r'/(?P=font)\.ttf\) format\("truetype"\)'
+)
+
+
+def _css_text(value: str) -> str:
+    """The characters of a CSS string such as ``\\f09b`` or ``\\30 ``."""
+    return CSS_ESCAPE.sub(lambda m: chr(int(m[1], 16)), value)
+
+
+def icon_classes(site: Path) -> set[str]:
+    """The ``fa-*`` class names written in the built site's pages and scripts."""
+    names: set[str] = set()
+    for path in [*site.rglob("*.html"), *(site / "_static").rglob("*.js")]:
+        names.update(ICON_CLASS.findall(path.read_text(encoding="utf-8", errors="replace")))
+    return names
+
+
+def _names_a_used_icon(selectors: str, names: set[str]) -> bool:
+    """Whether a rule's selectors (``.fa-x:before,.fa-y:before``) name one of ``names``."""
+    return any(selector[1:].split(":")[0] in names for selector in selectors.split(","))
+
+
+def icon_codepoints(site: Path) -> set[int]:
+    """The Font Awesome code points the built site can show: the ``fa-*`` classes written in its pages
+    and scripts, and every icon its style sheets draw (``content:``, ``--pst-icon-*``)."""
+    css = (site / THEME_CSS).read_text(encoding="utf-8")
+    names = icon_classes(site)
+    text = "".join(
+        value for selectors, value in ICON_RULE.findall(css) if _names_a_used_icon(selectors, names)
+    )
+    for sheet in (site / "_static").rglob("*.css"):
+        rules = ICON_RULE.sub("", sheet.read_text(encoding="utf-8", errors="replace"))
+        text += "".join(CSS_CONTENT.findall(rules))
+    return {ord(char) for char in _css_text(text)}
+
+
+def slim_font_awesome(site: Path) -> None:
+    """Keep only the icons the site shows: drop the theme's CSS rules for the other ~1,900 icons
+    (86 KB) and load subsets of Font Awesome's fonts (a few KB instead of 0.27 MB per page)."""
+    from fontTools import subset  # a dependency of matplotlib
+
+    css_path = site / THEME_CSS
+    if not css_path.is_file() or not FONT_SOURCE.search(css_path.read_text(encoding="utf-8")):
+        return  # another theme, or already done
+    keep = icon_codepoints(site)
+    names = icon_classes(site)
+    css = css_path.read_text(encoding="utf-8")
+    css = ICON_RULE.sub(lambda rule: rule[0] if _names_a_used_icon(rule[1], names) else "", css)
+    for font in sorted(set(m["font"] for m in FONT_SOURCE.finditer(css))):
+        options = subset.Options(flavor="woff", ignore_missing_unicodes=True)
+        options.layout_features = ["*"]
+        subsetter = subset.Subsetter(options)
+        full = subset.load_font(str(site / "_static" / WEBFONTS / f"{font}.ttf"), options)
+        subsetter.populate(unicodes=keep)
+        subsetter.subset(full)
+        subset.save_font(full, str(site / "_static" / WEBFONTS / f"{font}-subset.woff"), options)
+    css = FONT_SOURCE.sub(
+        lambda m: f'src:url(../{WEBFONTS}/{m["font"]}-subset.woff) format("woff")', css
+    )
+    css_path.write_text(css, encoding="utf-8")
 
 
 TEX_TOOLS = {"xelatex": "texlive-xetex", "latexmk": "latexmk", "rsvg-convert": "librsvg2-bin"}
