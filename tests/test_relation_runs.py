@@ -1,0 +1,78 @@
+"""scripts/relation_runs.py writes the runs chapter 5 ships: its first run, recomputed with the
+chapter's own code, equals the shipped file's first row, and the file holds the runs it plans."""
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = ROOT / "book" / "results" / "ch05_relation_runs.json"
+TOLERANCE = 0.01  # as in the chapter: 0 on the machine that wrote the file
+
+
+def script():
+    spec = importlib.util.spec_from_file_location(
+        "relation_runs", ROOT / "scripts" / "relation_runs.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["relation_runs"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def keep_threads():
+    threads = torch.get_num_threads()  # the chapter's code sets one thread
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_first_run_equals_the_shipped_row(tmp_path, keep_threads):
+    out = tmp_path / "runs.json"
+    [first] = script().main(["--runs", "1", "--out", str(out)])
+    assert json.loads(out.read_text()) == {"runs": [first]}
+    shipped = json.loads(SHIPPED.read_text())["runs"][0]
+    for key in ("heads", "relations", "lr", "seed", "steps"):
+        assert first[key] == shipped[key], key
+    for key in ("train", "test"):
+        gap = max(abs(a - b) for a, b in zip(first[key], shipped[key], strict=True))
+        assert gap < TOLERANCE, (key, first[key], shipped[key])
+
+
+def test_the_shipped_file_holds_the_planned_runs():
+    module = script()
+    runs = json.loads(SHIPPED.read_text())["runs"]
+    planned = [item for item in module.plan() if item != "tuned seeds"]
+    settings = [(r["relations"], r["lr"], r["seed"], r["steps"]) for r in runs]
+    assert settings[: len(planned)] == [tuple(item) for item in planned]
+    # then two more seeds per two-relation task, at the rate of its grid with the best
+    # mean training accuracy
+    extra = runs[len(planned) :]
+    assert [(r["relations"], r["seed"]) for r in extra] == [
+        (relations, seed) for relations in module.TASKS.values() for seed in (1, 2)
+    ]
+    for r in extra:
+        grid = [g for g in runs[: len(planned)] if g["relations"] == r["relations"]]
+        grid = [g for g in grid if g["steps"] == 300]
+        best = max(grid, key=lambda g: sum(g["train"]) / len(g["train"]))
+        assert r["lr"] == best["lr"]
+    for r in runs:
+        assert r["heads"] == 1
+        assert len(r["train"]) == len(r["test"]) == len(r["relations"])
+        assert all(0 <= a <= 1 for a in r["train"] + r["test"])
+
+
+def test_bad_arguments(tmp_path):
+    module = script()
+    with pytest.raises(SystemExit):
+        module.main(["--runs", "0", "--out", str(tmp_path / "x.json")])
+    with pytest.raises(FileNotFoundError, match="notebook"):
+        module.chapter_code(tmp_path / "missing.ipynb")
+    notebook = tmp_path / "empty.ipynb"
+    notebook.write_text(json.dumps({"cells": [{"cell_type": "code", "source": "x = 1"}]}))
+    with pytest.raises(ValueError, match="make_batch"):
+        module.chapter_code(notebook)
