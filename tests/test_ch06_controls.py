@@ -1,0 +1,51 @@
+"""Chapter 6's shipped control runs (``book/results/ch06_controls.json``) come from
+``scripts/ch06_controls.py``: its first steps, re-run, give the shipped losses."""
+
+import importlib.util
+import json
+import sys
+
+import pytest
+from helpers import ROOT
+
+SHIPPED = ROOT / "book" / "results" / "ch06_controls.json"
+STEPS = 10
+
+
+def script():
+    spec = importlib.util.spec_from_file_location(
+        "ch06_controls", ROOT / "scripts" / "ch06_controls.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["ch06_controls"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_shipped_file_holds_both_full_runs():
+    table = json.loads(SHIPPED.read_text())
+    assert table["seed"] == 0 and table["threads"] == 1
+    for name in ("no_warmup", "no_smoothing"):
+        run = table[name]
+        assert len(run["losses"]) == 470  # 5 epochs of 94 batches
+        assert len(run["epoch_accuracy_200"]) == 5
+        assert 0 <= run["last_accuracy"] <= 1 and 0 <= run["averaged_accuracy"] <= 1
+    assert 1 <= table["no_warmup"]["distinct_answers"] <= 1000
+
+
+@pytest.mark.slow
+def test_first_steps_agree_with_the_shipped_runs(tmp_path):
+    out = tmp_path / "controls.json"
+    script().main(["--steps", str(STEPS), "--out", str(out)])
+    rerun, shipped = json.loads(out.read_text()), json.loads(SHIPPED.read_text())
+    for name in ("no_warmup", "no_smoothing"):
+        losses = rerun[name]["losses"]
+        assert len(losses) == STEPS
+        # the chapter's tolerance for its live 50 steps; on one machine they agree to 1e-5
+        gaps = [abs(a - b) for a, b in zip(losses, shipped[name]["losses"], strict=False)]
+        assert max(gaps) < 0.05, (name, gaps)
+
+
+def test_unknown_run_is_a_clear_error():
+    with pytest.raises(ValueError, match="no_warmup"):
+        script().run("warmup", {}, steps=1)
