@@ -11,7 +11,7 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "book" / "results" / "ch05_relation_runs.json"
-TOLERANCE = 0.01  # as in the chapter: 0 on the machine that wrote the file
+TOLERANCE = 0.005  # as in the chapter (the JSON is rounded to 4 digits: <= 5e-5 here)
 
 
 def script():
@@ -40,7 +40,7 @@ def test_first_run_equals_the_shipped_row(tmp_path, keep_threads):
         assert first[key] == shipped[key], key
     for key in ("train", "test"):
         gap = max(abs(a - b) for a, b in zip(first[key], shipped[key], strict=True))
-        assert gap < TOLERANCE, (key, first[key], shipped[key])
+        assert gap <= TOLERANCE, (key, first[key], shipped[key])
 
 
 def test_the_shipped_file_holds_the_planned_runs():
