@@ -276,7 +276,7 @@ _PRETRAINED_CACHE: dict[str, Any] = {}
 
 def fill_mask(text: str, top_k: int = 5) -> list[list[str]]:
     """For each [MASK] in ``text``, the ``top_k`` tokens the book's own pre-trained small BERT
-    (chapter 7, ``attention_to_bert/pretrained``) finds likeliest there, best first.
+    (chapter 8, ``attention_to_bert/pretrained``) finds likeliest there, best first.
 
     >>> fill_mask("the children [MASK] to school every morning .")  # doctest: +SKIP
     """
