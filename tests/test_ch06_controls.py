@@ -30,7 +30,17 @@ def test_shipped_file_holds_both_full_runs():
         assert len(run["losses"]) == 470  # 5 epochs of 94 batches
         assert len(run["epoch_accuracy_200"]) == 5
         assert 0 <= run["last_accuracy"] <= 1 and 0 <= run["averaged_accuracy"] <= 1
+        # the full runs say how they were scored and made
+        assert run["scorer"].startswith("exact_match: one teacher-forced pass")
+        assert run["torch"] and run["date"]
+        assert run["test_cross_entropy"] > 0
     assert 1 <= table["no_warmup"]["distinct_answers"] <= 1000
+
+
+def test_scorer_recorded_is_the_scripts():
+    table = json.loads(SHIPPED.read_text())
+    for name in ("no_warmup", "no_smoothing"):
+        assert table[name]["scorer"] == script().SCORER
 
 
 @pytest.mark.slow
