@@ -26,7 +26,9 @@ seed 0 of some rows live and asserts that it agrees with this file.
 The shipped file was computed on a shared 2-core machine in several processes at once (one per task
 and seed; the dates' runs split further by rate, with the same ``date_run`` calls) and merged, so its
 ``cpu_seconds`` are those of a busy machine: compare them with each other, not with other machines.
-A full run takes about 12 CPU minutes. The file also records the torch version and the date.
+A full run takes about 12 CPU minutes. The file also records the torch version and the date of its
+latest run (in the shipped file: the digits rows, 2026-12-03; the dates rows are from an earlier run
+of the same code).
 """
 
 from __future__ import annotations
