@@ -32,12 +32,14 @@ def rows():
     ("task", "sweep_steps", "long_steps", "attention"),
     [
         ("dates", 96, (192, 288), ("additive", "dot", "general")),
-        ("digits", 144, (288, 432), ("additive",)),
+        ("digits", 144, (288, 432, 720, 1440, 2160, 2880), ("additive",)),
     ],
 )
 def test_table_is_complete_and_follows_its_recipe(task, sweep_steps, long_steps, attention):
     script = load_script()
     lrs = script.DATE_LRS if task == "dates" else script.DIGIT_LRS
+    if task == "digits":
+        assert long_steps == script.DIGIT_LONG_ROWS
     table = [row for row in rows() if row["task"] == task]
     for seed in SEEDS:
         mine = [row for row in table if row["seed"] == seed]

@@ -131,7 +131,7 @@ class Decoder(nn.Module):
         self.output = nn.Linear(hidden_size + encoder_size + embedding_size, vocab_size)
 
     def start(self, encoder_final: Tensor) -> Tensor:
-        """The first decoder state ``s_0 = tanh(W_init h_final)``."""
+        """The first decoder state ``s_0 = tanh(W_init h_final + b_init)``."""
         return torch.tanh(self.init_state(encoder_final))
 
     def project_keys(self, encoder_outputs: Tensor) -> Tensor:
