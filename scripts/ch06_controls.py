@@ -25,7 +25,6 @@ import argparse
 import contextlib
 import io
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -55,7 +54,11 @@ def chapter_namespace() -> dict:
     cells = [c.source for c in nbformat.read(CHAPTER, as_version=4).cells if c.cell_type == "code"]
     namespace: dict = {"__name__": "chapter06"}
     sys.path.insert(0, str(BOOK))
-    os.environ.setdefault("MPLBACKEND", "Agg")
+    import matplotlib
+
+    # the cells' figures are drawn off screen; this process only (an environment variable would
+    # reach every kernel started after it, e.g. the notebooks pytest checks next)
+    matplotlib.use("Agg")
     for first in CELLS:
         found = [source for source in cells if source.startswith(first)]
         if len(found) != 1:

@@ -36,6 +36,17 @@ INSTALL_ADVICE = (
 # The network guard is armed by the root conftest.py, for the tests and the notebooks alike.
 
 
+@pytest.fixture(autouse=True)
+def _restore_environment() -> Iterator[None]:
+    """Undo any change a test (or a script it runs in-process) makes to os.environ: the notebooks
+    checked later by nbval start kernels that inherit it (MPLBACKEND=Agg once hid their figures)."""
+    saved = dict(os.environ)
+    yield
+    if dict(os.environ) != saved:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory) -> Path:
     """Build the site once per test session (with -W) into a temporary folder; return its html folder."""

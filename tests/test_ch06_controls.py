@@ -3,6 +3,7 @@
 
 import importlib.util
 import json
+import os
 import sys
 
 import pytest
@@ -59,3 +60,11 @@ def test_first_steps_agree_with_the_shipped_runs(tmp_path):
 def test_unknown_run_is_a_clear_error():
     with pytest.raises(ValueError, match="no_warmup"):
         script().run("warmup", {}, steps=1)
+
+
+def test_the_script_leaves_the_environment_alone():
+    """It runs chapter cells in this process: an environment variable it set (MPLBACKEND did)
+    would reach every notebook kernel started after it."""
+    before = dict(os.environ)
+    script().chapter_namespace()
+    assert dict(os.environ) == before
