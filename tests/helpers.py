@@ -1,7 +1,10 @@
 """What the tests share: the repository's root, the chapter notebooks, and the helpers that compare
 our modules with their ``torch.nn`` twins."""
 
+import importlib.util
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import torch
 from torch import nn
@@ -9,6 +12,19 @@ from torch import nn
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
 """The chapter notebooks, ``book/NN_name.ipynb``, in order (however many there are)."""
+
+
+def load_script(path: str, name: str | None = None) -> ModuleType:
+    """Import a script of the repository (``"scripts/han_table.py"``) as a module named ``name``
+    (default: the file's stem)."""
+    file = ROOT / path
+    name = name or file.stem
+    spec = importlib.util.spec_from_file_location(name, file)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
 
 ATOL, RTOL = 1e-5, 1e-4  # float32 against a torch.nn twin; measured differences are ~1e-7 to ~1e-6
 

@@ -3,21 +3,14 @@
 No timing is asserted here (timings depend on the machine); the script itself is run by hand, see the README.
 """
 
-import importlib.util
-import sys
-
 import pytest
 import torch
-from helpers import ROOT
+from helpers import ROOT, load_script
 
 
 @pytest.fixture(scope="module")
 def run():
-    spec = importlib.util.spec_from_file_location("benchmarks_run", ROOT / "benchmarks" / "run.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["benchmarks_run"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/run.py", "benchmarks_run")
 
 
 def test_markdown_table(run):

@@ -1,26 +1,18 @@
 """Chapter 6's shipped control runs (``book/results/ch06_controls.json``) come from
 ``scripts/ch06_controls.py``: its first steps, re-run, give the shipped losses."""
 
-import importlib.util
 import json
 import os
-import sys
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, load_script
 
 SHIPPED = ROOT / "book" / "results" / "ch06_controls.json"
 STEPS = 10
 
 
 def script():
-    spec = importlib.util.spec_from_file_location(
-        "ch06_controls", ROOT / "scripts" / "ch06_controls.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["ch06_controls"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("scripts/ch06_controls.py")
 
 
 def test_shipped_file_holds_both_full_runs():

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 import make_course  # noqa: E402
 

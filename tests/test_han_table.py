@@ -1,22 +1,17 @@
 """Chapter 2's shipped table (``book/results/ch02_han.json``): its form, the chosen learning rate,
 and (slow) that ``scripts/han_table.py`` recomputes its seed-0 rows."""
 
-import importlib.util
 import json
 import sys
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, load_script
 
 SHIPPED = ROOT / "book" / "results" / "ch02_han.json"
 
 
 def script():
-    spec = importlib.util.spec_from_file_location("han_table", ROOT / "scripts" / "han_table.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["han_table"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("scripts/han_table.py")
 
 
 def test_the_shipped_table_has_every_rate_and_seed_and_the_chosen_rate_fits_best():

@@ -19,8 +19,8 @@ from urllib.request import urlopen
 
 import nbformat
 import pytest
+from helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
 RAW_MARKUP = ["{dropdown}", "{footcite", "{footbibliography}", "{doc}", "{ref}", "{numref}", "```{"]
 

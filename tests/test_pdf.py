@@ -13,8 +13,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
 DIAGRAM = re.compile(r"images/diagrams/(?P<name>[\w-]+)\.svg")
 

@@ -1,31 +1,23 @@
 """The book's own pre-training (chapter 7): the heads, the masking, the pair sampler, the script's
 determinism and errors, the shipped checkpoint, and ``bert.fill_mask``."""
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 import torch
+from helpers import load_script
 from safetensors.torch import load_file
 
 from attention_to_bert import bert, pretraining
 from attention_to_bert.bert import BertConfig
 from attention_to_bert.pretraining import BertForPreTraining, PairSampler, mask_tokens
 
-ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = pretraining.PRETRAINED
 
 
 def script():
-    spec = importlib.util.spec_from_file_location(
-        "pretrain_bert", ROOT / "scripts" / "pretrain_bert.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["pretrain_bert"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("scripts/pretrain_bert.py")
 
 
 def tiny() -> BertForPreTraining:

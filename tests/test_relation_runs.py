@@ -1,27 +1,18 @@
 """scripts/relation_runs.py writes the runs chapter 5 ships: its first run, recomputed with the
 chapter's own code, equals the shipped file's first row, and the file holds the runs it plans."""
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
 import torch
+from helpers import ROOT, load_script
 
-ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "book" / "results" / "ch05_relation_runs.json"
 TOLERANCE = 0.005  # as in the chapter (the JSON is rounded to 4 digits: <= 5e-5 here)
 
 
 def script():
-    spec = importlib.util.spec_from_file_location(
-        "relation_runs", ROOT / "scripts" / "relation_runs.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["relation_runs"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("scripts/relation_runs.py")
 
 
 @pytest.fixture

@@ -1,14 +1,13 @@
 """The install resolves to a CPU build of torch on Linux, macOS and Windows, and never replaces one."""
 
 import re
-from pathlib import Path
 
 import pytest
 import tomllib
+from helpers import ROOT
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-ROOT = Path(__file__).resolve().parents[1]
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 PLATFORMS = {  # the marker environment of each platform that matters, Python 3.11
     "linux": {"sys_platform": "linux", "platform_system": "Linux"},
