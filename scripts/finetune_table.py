@@ -53,7 +53,7 @@ from attention_to_bert.finetuning import (  # noqa: E402
 
 OUT = ROOT / "book" / "results" / "ch08_finetune.json"
 SIZES = (16, 64, 256, 1000)
-GRIDS = {"minilm": (1e-4,), "book": (3e-4, 1e-3, 3e-3), "scratch": (3e-4, 1e-3, 3e-3)}
+GRIDS = {"minilm": (3e-5, 1e-4, 3e-4), "book": (3e-4, 1e-3, 3e-3), "scratch": (3e-4, 1e-3, 3e-3)}
 
 
 @torch.no_grad()

@@ -6,8 +6,13 @@ validation. Seeded and single-threaded by default, so the same arguments give th
 the same machine. Writes ``tokenizer.json`` (trained first if missing), ``model.safetensors`` and
 ``config.json`` (with the loss log) into ``--out``, every ``--save-every`` steps and at the end.
 
-    python scripts/pretrain_bert.py                       # the shipped checkpoint's recipe
+    python scripts/pretrain_bert.py --out FOLDER          # pre-train from random weights
+    python scripts/pretrain_bert.py --init FOLDER ...     # go on from FOLDER's weights
     python scripts/pretrain_bert.py --evaluate FILE.txt   # masked-token accuracy on a text file
+
+``--init`` starts from a checkpoint's weights, tokenizer and architecture with a fresh optimizer and
+schedule; the new ``config.json`` keeps the earlier runs' recipes under ``history``. The shipped
+checkpoint's three runs are listed in ``book/attention_to_bert/pretrained/README.md``.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import json
 import math
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +61,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=PRETRAINED, help="checkpoint folder")
     parser.add_argument("--tokenizer", type=Path, help="tokenizer.json (default: OUT's; trained)")
+    parser.add_argument("--init", type=Path, help="start from this checkpoint folder's weights")
     parser.add_argument("--evaluate", type=Path, help="plain-text file: print masked accuracy")
     parser.add_argument("--steps", type=int, default=2200)
     parser.add_argument("--batch-size", type=int, default=128)
@@ -108,6 +114,22 @@ def evaluate_file(args: argparse.Namespace) -> dict[str, float]:
     return result
 
 
+def starting_point(args: argparse.Namespace) -> tuple[BertForPreTraining | None, list[dict]]:
+    """``--init``'s model (or None) and the runs behind it; sets ``--tokenizer`` to its vocabulary."""
+    if args.init is None:
+        return None, []
+    try:
+        model, _, info = load_pretrained(args.init)
+    except FileNotFoundError as error:
+        raise SystemExit(f"--init: {error}") from None
+    if args.tokenizer is None:
+        args.tokenizer = args.init / "tokenizer.json"
+    step_rows = [row for row in info["log"] if "step" in row]
+    last = step_rows[-1] if step_rows else None
+    run = {"recipe": info["recipe"], "steps_done": info["steps_done"], "last_log": last}
+    return model, info.get("history", []) + [run]
+
+
 def pretrain(args: argparse.Namespace) -> dict:
     set_seed(args.seed, num_threads=args.threads)
     documents = corpus_documents()
@@ -115,6 +137,7 @@ def pretrain(args: argparse.Namespace) -> dict:
         raise SystemExit("corpus: the corpus is empty")
     train_docs = [doc for i, doc in enumerate(documents) if i % 100]
     held_out = [doc[0] for i, doc in enumerate(documents) if i % 100 == 0][:600]
+    start_from, history = starting_point(args)
     path = args.tokenizer or args.out / "tokenizer.json"
     if args.tokenizer is not None and not path.is_file():
         raise SystemExit(f"--tokenizer: no such file: {path}")
@@ -145,6 +168,10 @@ def pretrain(args: argparse.Namespace) -> dict:
         attn_implementation="sdpa",
     )
     model = BertForPreTraining(config)
+    if start_from is not None:
+        config = replace(start_from.bert.config, attn_implementation="sdpa")
+        model = BertForPreTraining(config)
+        model.load_state_dict(start_from.state_dict())
     decay = [p for n, p in model.named_parameters() if p.ndim > 1]
     no_decay = [p for n, p in model.named_parameters() if p.ndim <= 1]
     optimizer = torch.optim.AdamW(
@@ -174,7 +201,7 @@ def pretrain(args: argparse.Namespace) -> dict:
             for k, v in vars(args).items()
         },
         "unigram_counts": unigram.tolist(),
-    }
+    } | ({"history": history} if history else {})
     for step in range(1, args.steps + 1):
         model.train()
         batch = sampler.batch(args.batch_size)

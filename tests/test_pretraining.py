@@ -122,6 +122,25 @@ def test_the_script_is_deterministic_on_its_first_steps(tmp_path, capsys):
     assert first[0]["mlm_loss"] > 8  # about ln(8000) = 9.0 at the start: the log is real
 
 
+def test_init_goes_on_from_a_checkpoint_and_keeps_its_recipe(tmp_path, capsys):
+    module = script()
+    tiny = ["--hidden", "16", "--layers", "1", "--heads", "2", "--batch-size", "8"]
+    tiny += ["--log-every", "1", "--tokenizer", str(SHIPPED / "tokenizer.json")]
+    first = module.main(tiny + ["--steps", "4", "--save-every", "4", "--out", str(tmp_path / "a")])
+    again = ["--init", str(tmp_path / "a"), "--steps", "2", "--save-every", "2", "--seed", "1"]
+    second = module.main(again + ["--log-every", "1", "--out", str(tmp_path / "b")])["log"]
+    twice = module.main(again + ["--log-every", "1", "--out", str(tmp_path / "c")])["log"]
+    assert [r["mlm_loss"] for r in second] == [r["mlm_loss"] for r in twice]
+    model, _, info = pretraining.load_pretrained(tmp_path / "b")
+    assert model.bert.config.hidden_size == 16  # the architecture is the checkpoint's
+    assert info["recipe"]["init"].endswith("a") and info["steps_done"] == 2
+    (earlier,) = info["history"]
+    assert earlier["steps_done"] == 4 and earlier["recipe"]["steps"] == 4
+    assert earlier["last_log"]["mlm_loss"] == first["log"][-1]["mlm_loss"]
+    with pytest.raises(SystemExit, match="--init"):
+        module.main(["--init", str(tmp_path / "nothing"), "--out", str(tmp_path / "d")])
+
+
 def test_the_script_names_missing_files_and_an_empty_corpus(tmp_path):
     module = script()
     with pytest.raises(SystemExit, match="--evaluate: no such file"):
