@@ -124,9 +124,7 @@ def starting_point(args: argparse.Namespace) -> tuple[BertForPreTraining | None,
         raise SystemExit(f"--init: {error}") from None
     if args.tokenizer is None:
         args.tokenizer = args.init / "tokenizer.json"
-    step_rows = [row for row in info["log"] if "step" in row]
-    last = step_rows[-1] if step_rows else None
-    run = {"recipe": info["recipe"], "steps_done": info["steps_done"], "last_log": last}
+    run = {"recipe": info["recipe"], "steps_done": info["steps_done"], "log": info["log"]}
     return model, info.get("history", []) + [run]
 
 

@@ -1,0 +1,55 @@
+"""Chapter 8's shipped fine-tuning table (``book/results/ch08_finetune.json``): every cell is there,
+each model's learning rate (or C) is the best of its grid on the validation split, and (slow)
+``scripts/finetune_table.py`` recomputes seed 0's 16-sentence cells of our model and its random
+twin."""
+
+import json
+
+import pytest
+import torch
+from helpers import ROOT, load_script
+
+SHIPPED = ROOT / "book" / "results" / "ch08_finetune.json"
+MODELS = ("minilm", "book", "scratch", "static", "frozen_mean", "frozen_cls")
+
+
+def script():
+    return load_script("scripts/finetune_table.py")
+
+
+def test_every_cell_is_there_and_each_rate_is_the_best_of_its_grid():
+    table = json.loads(SHIPPED.read_text())
+    module = script()
+    cells = sorted((r["model"], r["size"], r["seed"]) for r in table["rows"])
+    expected = sorted((m, n, s) for m in MODELS for n in module.SIZES for s in (0, 1, 2))
+    assert cells == expected
+    for row in table["rows"]:
+        assert 0 <= row["test_accuracy"] <= 1 and 0 <= row["train_accuracy"] <= 1
+        if row["model"] in module.GRIDS:
+            tried = {float(lr): score for lr, score in row["validation"].items()}
+            assert sorted(tried) == sorted(module.GRIDS[row["model"]])
+            assert row["lr"] == max(tried, key=tried.get)
+    assert table["test_size"] == 600
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["book", "scratch"])
+def test_the_script_recomputes_a_shipped_cell(kind):
+    module = script()
+    shipped = next(
+        r
+        for r in json.loads(SHIPPED.read_text())["rows"]
+        if (r["model"], r["size"], r["seed"]) == (kind, 16, 0)
+    )
+    pool, _, test = module.splits()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as the script ran
+    try:
+        encoder, head, _ = module.fine_tune(
+            kind, module.training_set(pool, 16, 0), shipped["lr"], 0
+        )
+        accuracy, _ = module.accuracy(encoder, head, test)
+    finally:
+        torch.set_num_threads(threads)
+    # exact on the machine that made the file; other CPUs differ in the last digits
+    assert accuracy == pytest.approx(shipped["test_accuracy"], abs=0.01)
