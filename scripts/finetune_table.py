@@ -54,7 +54,11 @@ from attention_to_bert.finetuning import (  # noqa: E402
 
 OUT = ROOT / "book" / "results" / "ch08_finetune.json"
 SIZES = (16, 64, 256, 1000)
-GRIDS = {"minilm": (1e-5, 3e-5, 1e-4, 3e-4), "book": (3e-4, 1e-3, 3e-3), "scratch": (3e-4, 1e-3, 3e-3)}
+GRIDS = {
+    "minilm": (1e-5, 3e-5, 1e-4, 3e-4),
+    "book": (3e-4, 1e-3, 3e-3, 1e-2),
+    "scratch": (3e-4, 1e-3, 3e-3, 1e-2),
+}
 
 
 @torch.no_grad()
@@ -193,12 +197,13 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     pool, validation, test = splits()
-    table = json.loads(args.out.read_text()) if args.out.is_file() else {"rows": []}
     for kind in args.models:
         if kind in GRIDS:
             rows = finetune_rows(kind, pool, validation, test, args.seeds)
         else:
             rows = linear_rows(kind, pool, validation, test, args.seeds)
+        # read just before writing, so that processes running other models lose nothing
+        table = json.loads(args.out.read_text()) if args.out.is_file() else {"rows": []}
         table["rows"] = [r for r in table["rows"] if r["model"] != kind] + rows
         table["test_size"] = len(test)
         table["pool_size"] = len(pool)
