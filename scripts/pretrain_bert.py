@@ -228,7 +228,7 @@ def pretrain(args: argparse.Namespace) -> dict:
             print(row, flush=True)
         last = step == args.steps or step == args.stop_after
         if step % args.save_every == 0 or last:
-            # every question a [MASK] (the shipped log predates this: it used the 80/10/10 rule)
+            # every question a [MASK] (run 1 of the shipped checkpoint predates this: 80/10/10)
             result = evaluate_mlm(model, tokenizer, held_out, unigram, seed=0)
             log[-1]["held_out"] = {k: round(v, 4) for k, v in result.items()}
             print("held-out", log[-1]["held_out"], flush=True)
