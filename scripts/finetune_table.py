@@ -18,6 +18,8 @@ model's grid; its training accuracy is reported. Single-threaded and seeded. Res
 
     python scripts/finetune_table.py --models minilm static frozen_mean frozen_cls
     python scripts/finetune_table.py --models book scratch
+    python scripts/finetune_table.py --models book scratch --fit   # the fit rows (see fit_rows)
+    python scripts/finetune_table.py --models book --fit --fit-lr 1e-3
 
 The shipped file was computed in parts (one process per model; ``book`` after the
 checkpoint in ``pretrained/`` was last replaced). The MiniLM rows ran on an idle core: about 30 s a
@@ -77,8 +79,12 @@ def accuracy(encoder: Encoder, head: nn.Module, rows: list) -> tuple[float, list
     return sum(right) / len(right), right
 
 
-def fine_tune(kind: str, rows: list, lr: float, seed: int) -> tuple[Encoder, nn.Module, float]:
-    """Fine-tune a fresh ``kind`` encoder + linear head on ``rows``; return them and the loss."""
+def fine_tune(
+    kind: str, rows: list, lr: float, seed: int, fit: float | None = None, max_epochs: int = 12
+) -> tuple[Encoder, nn.Module, float, int]:
+    """Fine-tune a fresh ``kind`` encoder + linear head on ``rows``: the recipe's steps, then (with
+    ``fit``) whole epochs more until the training accuracy (on up to 256 of ``rows``) reaches
+    ``fit`` or the steps reach ``max_epochs`` epochs. Return the encoder, the head, the last loss and the steps."""
     torch.manual_seed(seed)
     encoder = Encoder(kind)
     for module in encoder.model.modules():
@@ -87,21 +93,32 @@ def fine_tune(kind: str, rows: list, lr: float, seed: int) -> tuple[Encoder, nn.
     head = nn.Linear(encoder.model.config.hidden_size, 2)
     params = list(encoder.model.parameters()) + list(head.parameters())
     optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=0.01)
-    steps = max(30, math.ceil(2 * len(rows) / 16))
     order, rng, loss = [], random.Random(seed), None
-    encoder.model.train()
-    for _ in range(steps):
-        if len(order) < 16:
-            more = list(range(len(rows)))
-            rng.shuffle(more)
-            order += more
-        batch, order = [rows[i] for i in order[:16]], order[16:]
-        hidden, mask = encoder.hidden([s for s, _ in batch])
-        loss = F.cross_entropy(head(mean_pool(hidden, mask)), torch.tensor([y for _, y in batch]))
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-    return encoder, head, float(loss.detach())
+
+    def train(steps: int) -> None:
+        nonlocal order, loss
+        encoder.model.train()
+        for _ in range(steps):
+            if len(order) < 16:
+                more = list(range(len(rows)))
+                rng.shuffle(more)
+                order += more
+            batch, order = [rows[i] for i in order[:16]], order[16:]
+            hidden, mask = encoder.hidden([s for s, _ in batch])
+            logits = head(mean_pool(hidden, mask))
+            loss = F.cross_entropy(logits, torch.tensor([y for _, y in batch]))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+    steps, epoch = max(30, math.ceil(2 * len(rows) / 16)), math.ceil(len(rows) / 16)
+    train(steps)
+    while fit is not None and steps < max_epochs * epoch:
+        if accuracy(encoder, head, rows[:256])[0] >= fit:
+            break
+        train(epoch)
+        steps += epoch
+    return encoder, head, float(loss.detach()), steps
 
 
 def linear_rows(kind: str, pool: list, validation: list, test: list, seeds: list[int]) -> list:
@@ -165,7 +182,7 @@ def finetune_rows(kind: str, pool: list, validation: list, test: list, seeds: li
     for lr in GRIDS[kind]:
         if len(GRIDS[kind]) == 1:
             break
-        encoder, head, _ = fine_tune(kind, tune, lr, 0)
+        encoder, head, _, _ = fine_tune(kind, tune, lr, 0)
         scores[lr] = accuracy(encoder, head, validation)[0]
         print(kind, "lr", lr, "validation", round(scores[lr], 4), flush=True)
     lr = max(scores, key=scores.get) if scores else GRIDS[kind][0]
@@ -174,7 +191,7 @@ def finetune_rows(kind: str, pool: list, validation: list, test: list, seeds: li
         for seed in seeds:
             rows = training_set(pool, size, seed)
             start = time.perf_counter()
-            encoder, head, loss = fine_tune(kind, rows, lr, seed)
+            encoder, head, loss, _ = fine_tune(kind, rows, lr, seed)
             train_accuracy = accuracy(encoder, head, rows[:256])[0]
             _, right = accuracy(encoder, head, test)
             extra = {
@@ -188,15 +205,46 @@ def finetune_rows(kind: str, pool: list, validation: list, test: list, seeds: li
     return results
 
 
+def fit_rows(kind: str, lr: float, pool: list, test: list, seeds: list[int]) -> list:
+    """The recipe at 256 and 1,000 sentences with epochs added until the training accuracy reaches
+    0.99 or the steps reach 12 epochs: is a model short of steps or of knowledge?"""
+    results = []
+    for size in (256, 1000):
+        for seed in seeds:
+            rows = training_set(pool, size, seed)
+            encoder, head, loss, steps = fine_tune(kind, rows, lr, seed, fit=0.99)
+            train_accuracy = accuracy(encoder, head, rows[:256])[0]
+            _, right = accuracy(encoder, head, test)
+            extra = {"lr": lr, "steps": steps, "final_loss": round(loss, 4)}
+            results.append(record(kind, size, seed, train_accuracy, right, test, extra))
+            print(results[-1], flush=True)
+    return results
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     kinds = ("minilm", "book", "scratch", "static", "frozen_mean", "frozen_cls")
     parser.add_argument("--models", nargs="+", choices=kinds, default=list(kinds))
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument(
+        "--fit", action="store_true", help="only the fit rows, at each model's chosen rate"
+    )
+    parser.add_argument("--fit-lr", type=float, help="the fit rows at this rate instead")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     pool, validation, test = splits()
+    if args.fit:
+        for kind in [k for k in args.models if k in GRIDS]:
+            table = json.loads(args.out.read_text())
+            lr = args.fit_lr or next(r["lr"] for r in table["rows"] if r["model"] == kind)
+            rows = fit_rows(kind, lr, pool, test, args.seeds)
+            table = json.loads(args.out.read_text())
+            old = table.get("fit_rows", [])
+            kept = [r for r in old if (r["model"], r["lr"]) != (kind, lr)]
+            table["fit_rows"] = kept + rows
+            args.out.write_text(json.dumps(table, indent=1) + "\n")
+        return
     for kind in args.models:
         if kind in GRIDS:
             rows = finetune_rows(kind, pool, validation, test, args.seeds)

@@ -32,6 +32,20 @@ def test_every_cell_is_there_and_each_rate_is_the_best_of_its_grid():
     assert table["test_size"] == 600
 
 
+def test_the_fit_rows_fit_or_ran_out_of_epochs():
+    table = json.loads(SHIPPED.read_text())
+    groups = {(r["model"], r["lr"]) for r in table["fit_rows"]}
+    assert {("book", 3e-3), ("book", 1e-3), ("scratch", 1e-3)} <= groups
+    for model, lr in groups:
+        rows = [r for r in table["fit_rows"] if (r["model"], r["lr"]) == (model, lr)]
+        assert sorted((r["size"], r["seed"]) for r in rows) == [
+            (n, s) for n in (256, 1000) for s in (0, 1, 2)
+        ]
+        for row in rows:  # fitted, or stopped once its steps reached 12 epochs
+            epoch = -(-row["size"] // 16)
+            assert row["train_accuracy"] >= 0.99 or row["steps"] >= 12 * epoch, row
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["book", "scratch"])
 def test_the_script_recomputes_a_shipped_cell(kind):
@@ -45,7 +59,7 @@ def test_the_script_recomputes_a_shipped_cell(kind):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as the script ran
     try:
-        encoder, head, _ = module.fine_tune(
+        encoder, head, *_ = module.fine_tune(
             kind, module.training_set(pool, 16, 0), shipped["lr"], 0
         )
         accuracy, _ = module.accuracy(encoder, head, test)
