@@ -1,4 +1,4 @@
-"""Chapter 7's fine-tuning table: what pre-training buys on real labelled sentences.
+"""Chapter 8's fine-tuning table: what pre-training buys on real labelled sentences.
 
 The UCI sentences (``attention_to_bert.pretraining.sentiment_split``): 600 held-out test sentences,
 a validation split of 283 pool sentences (learning rates and C are chosen there), and training sets of
