@@ -20,6 +20,7 @@ model's grid; its training accuracy is reported. Single-threaded and seeded. Res
     python scripts/finetune_table.py --models book scratch
     python scripts/finetune_table.py --models book scratch --fit   # the fit rows (see fit_rows)
     python scripts/finetune_table.py --models book --fit --fit-lr 1e-3
+    python scripts/finetune_table.py --models scratch --fit --fit-lr 3e-3
 
 The shipped file was computed in parts (one process per model; ``book`` after the
 checkpoint in ``pretrained/`` was last replaced). The MiniLM rows ran on an idle core: about 30 s a
@@ -84,7 +85,8 @@ def fine_tune(
 ) -> tuple[Encoder, nn.Module, float, int]:
     """Fine-tune a fresh ``kind`` encoder + linear head on ``rows``: the recipe's steps, then (with
     ``fit``) whole epochs more until the training accuracy (on up to 256 of ``rows``) reaches
-    ``fit`` or the steps reach ``max_epochs`` epochs. Return the encoder, the head, the last loss and the steps."""
+    ``fit`` or the steps reach ``max_epochs`` epochs. Return the encoder, the head, the last loss
+    and the number of steps."""
     torch.manual_seed(seed)
     encoder = Encoder(kind)
     for module in encoder.model.modules():
