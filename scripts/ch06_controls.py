@@ -6,7 +6,7 @@ peak for the first 50 steps (then the same 1/sqrt(step) decay), ``no_smoothing``
 smoothing to 0. The code is not copied: the script executes the chapter's cells that define the data,
 ``greedy_decode`` and ``train_transformer`` (found by their first lines), so the runs are the chapter's.
 The chapter re-runs the first steps of each run live and asserts that its losses agree with these.
-Results go to ``book/results/ch06_controls.json`` (``--runs`` runs a part; ``--out`` elsewhere;
+Results go to ``data/results/ch06_controls.json`` (``--runs`` runs a part; ``--out`` elsewhere;
 ``--steps N`` stops each run after N steps and records only the losses, as the test does).
 
     python scripts/ch06_controls.py
@@ -35,7 +35,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
 CHAPTER = BOOK / "06_transformer.ipynb"
-OUT = BOOK / "results" / "ch06_controls.json"
+OUT = BOOK / "attention_to_bert" / "data" / "results" / "ch06_controls.json"
 SCORER = (
     "exact_match: one teacher-forced pass, argmax right at every target position"
     " (equal to greedy decoding; the chapter checks it on all 1000 test dates)"

@@ -14,7 +14,7 @@ a validation split of 283 pool sentences (learning rates and C are chosen there)
 Every fine-tuned model: AdamW (weight decay 0.01), batch 16, dropout 0.1, at least 30 steps and at
 least 2 epochs, the learning rate picked on the validation split at 256 sentences (seed 0) from the
 model's grid; its training accuracy is reported. Single-threaded and seeded. Results merge into
-``book/results/ch08_finetune.json`` (``--models`` and ``--seeds`` run a part; ``--out`` elsewhere).
+``data/results/ch08_finetune.json`` (``--models`` and ``--seeds`` run a part; ``--out`` elsewhere).
 
     python scripts/finetune_table.py --models minilm static frozen_mean frozen_cls
     python scripts/finetune_table.py --models book scratch
@@ -55,7 +55,7 @@ from attention_to_bert.finetuning import (  # noqa: E402
     training_set,
 )
 
-OUT = ROOT / "book" / "results" / "ch08_finetune.json"
+OUT = ROOT / "book" / "attention_to_bert" / "data" / "results" / "ch08_finetune.json"
 SIZES = (16, 64, 256, 1000)
 GRIDS = {
     "minilm": (1e-5, 3e-5, 1e-4, 3e-4),

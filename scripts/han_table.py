@@ -3,7 +3,7 @@
 The chapter (``book/02_han.ipynb``) trains seed 0 of each model live; this script runs mean
 pooling's learning-rate grid and every seed, with the chapter's data, model and training loop
 (repeated here; the chapter asserts that its live seed-0 runs agree with the shipped rows within
-1 point). It writes ``book/results/ch02_han.json``:
+1 point). It writes ``data/results/ch02_han.json``:
 
 - ``mean_lr``: mean pooling (eight epochs, seed 0) with each rate of ``LEARNING_RATES``, with and
   without the sentence GRU; ``mean_lr_chosen`` is the rate with the best *training* accuracy with
@@ -41,7 +41,7 @@ from attention_to_bert.data import make_documents, sentence_splits  # noqa: E402
 from attention_to_bert.han import HierarchicalAttentionNetwork  # noqa: E402
 from attention_to_bert.training import train  # noqa: E402
 
-OUT = ROOT / "book" / "results" / "ch02_han.json"
+OUT = ROOT / "book" / "attention_to_bert" / "data" / "results" / "ch02_han.json"
 MAX_TOKENS = 30
 EPOCHS = 6  # attention
 MEAN_EPOCHS = 8  # mean pooling: more steps, so that it fits its training set

@@ -4,7 +4,7 @@ Section 5.5 trains one small attention model per setting (``fit_reader``: 300 st
 sequences, seeded, one thread). The chapter trains live only the runs it goes on to inspect; this
 script runs the rest, with the chapter's own code (it executes the notebook's setup cell and the
 cells that define ``make_batch`` and ``fit_reader``, so the two cannot drift apart), and writes
-``book/results/ch05_relation_runs.json``:
+``data/results/ch05_relation_runs.json``:
 
 - the learning-rate grid of the one-head model: four relations at 3e-3, 1e-2, 3e-2 and 1e-1; the
   fixed targets ("first", "last") and the moving targets ("previous", "next") at 3e-3, 1e-2, 3e-2;
@@ -29,7 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "book" / "05_multi_head_attention.ipynb"
-OUT = ROOT / "book" / "results" / "ch05_relation_runs.json"
+OUT = ROOT / "book" / "attention_to_bert" / "data" / "results" / "ch05_relation_runs.json"
 
 GRID = (3e-3, 1e-2, 3e-2, 1e-1)
 PAIR_GRID = GRID[:3]  # the chapter drops 1e-1 for the two-relation tasks

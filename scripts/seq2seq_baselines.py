@@ -17,7 +17,7 @@ Two tasks, both as in the chapter (same data, sizes and recipes; one thread, see
 
 A run of seed ``s`` calls ``set_seed(s, num_threads=1)`` before building the model and passes
 ``seed=s`` to ``fit`` (the order of the batches). ``cpu_seconds`` is the training's CPU time without
-the evaluations. Results are written to ``book/results/ch03_baselines.json``; the chapter retrains
+the evaluations. Results are written to ``data/results/ch03_baselines.json``; the chapter retrains
 seed 0 of some rows live and asserts that it agrees with this file.
 
     python scripts/seq2seq_baselines.py                  # both tasks, seeds 0 1 2
@@ -58,7 +58,7 @@ from attention_to_bert.data import (  # noqa: E402
 )
 from attention_to_bert.seq2seq import Seq2Seq, fit, translate  # noqa: E402
 
-OUT = ROOT / "book" / "results" / "ch03_baselines.json"
+OUT = ROOT / "book" / "attention_to_bert" / "data" / "results" / "ch03_baselines.json"
 DATE_LRS = (0.01, 0.03, 0.1)
 DIGIT_LRS = (0.003, 0.01, 0.03)
 DIGIT_LENGTHS = range(4, 16 + 1)

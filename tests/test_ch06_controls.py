@@ -1,4 +1,4 @@
-"""Chapter 6's shipped control runs (``book/results/ch06_controls.json``) come from
+"""Chapter 6's shipped control runs (``data/results/ch06_controls.json``) come from
 ``scripts/ch06_controls.py``: its first steps, re-run, give the shipped losses."""
 
 import json
@@ -7,7 +7,7 @@ import os
 import pytest
 from helpers import ROOT, load_script
 
-SHIPPED = ROOT / "book" / "results" / "ch06_controls.json"
+SHIPPED = ROOT / "book" / "attention_to_bert" / "data" / "results" / "ch06_controls.json"
 STEPS = 10
 
 

@@ -1,4 +1,4 @@
-"""Chapter 2's shipped table (``book/results/ch02_han.json``): its form, the chosen learning rate,
+"""Chapter 2's shipped table (``data/results/ch02_han.json``): its form, the chosen learning rate,
 and (slow) that ``scripts/han_table.py`` recomputes its seed-0 rows."""
 
 import json
@@ -7,7 +7,7 @@ import sys
 import pytest
 from helpers import ROOT, load_script
 
-SHIPPED = ROOT / "book" / "results" / "ch02_han.json"
+SHIPPED = ROOT / "book" / "attention_to_bert" / "data" / "results" / "ch02_han.json"
 
 
 def script():

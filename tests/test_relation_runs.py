@@ -7,7 +7,7 @@ import pytest
 import torch
 from helpers import ROOT, load_script
 
-SHIPPED = ROOT / "book" / "results" / "ch05_relation_runs.json"
+SHIPPED = ROOT / "book" / "attention_to_bert" / "data" / "results" / "ch05_relation_runs.json"
 TOLERANCE = 0.005  # as in the chapter (the JSON is rounded to 4 digits: <= 5e-5 here)
 
 

@@ -1,4 +1,4 @@
-"""Chapter 3's shipped baselines (``book/results/ch03_baselines.json``, from ``scripts/seq2seq_baselines.py``).
+"""Chapter 3's shipped baselines (``data/results/ch03_baselines.json``, from ``scripts/seq2seq_baselines.py``).
 
 The fast test checks that the table is complete and consistent with its own recipe (every seed has
 every row; each long run used the rate its sweep chose); the slow one re-runs the script's first row
@@ -11,7 +11,7 @@ import json
 import pytest
 from helpers import ROOT
 
-TABLE = ROOT / "book" / "results" / "ch03_baselines.json"
+TABLE = ROOT / "book" / "attention_to_bert" / "data" / "results" / "ch03_baselines.json"
 SEEDS = (0, 1, 2)
 
 

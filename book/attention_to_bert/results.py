@@ -1,0 +1,78 @@
+"""The shipped results of the book's longer runs, one call from a chapter.
+
+Scripts in ``scripts/`` run the experiments that take longer than a chapter may (many seeds, a
+learning-rate grid) and write ``attention_to_bert/data/results/NAME.json``. A chapter reads them with
+``results.load("ch03_baselines")``. The files are package data read through ``importlib.resources``,
+so the same call works in the repository, from an installed wheel and in a notebook opened alone
+(Colab, a hand-out, a course release).
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+PACKAGE = "attention_to_bert.data"
+FOLDER = "results"
+
+
+def names() -> list[str]:
+    """The names of the shipped results files, without ``.json``: ``["ch02_han", ...]``."""
+    folder = resources.files(PACKAGE).joinpath(FOLDER)
+    return sorted(p.name[: -len(".json")] for p in folder.iterdir() if p.name.endswith(".json"))
+
+
+def load(name: str) -> dict[str, Any]:
+    """The shipped results file ``name`` (for example ``"ch02_han"``), parsed from JSON."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str such as 'ch02_han', got {type(name).__name__}")
+    known = names()
+    stem = name[: -len(".json")] if name.endswith(".json") else name
+    if stem not in known:
+        raise ValueError(f"name must be one of {known}, got {name!r}")
+    text = resources.files(PACKAGE).joinpath(FOLDER, f"{stem}.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def source_path(name: str) -> Path:
+    """Where a script writes ``name`` in a source checkout (``book/attention_to_bert/data/results``).
+
+    Only scripts call this: they run from the repository, where the package folder is writable.
+    """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name must be a non-empty str such as 'ch02_han', got {name!r}")
+    stem = name[: -len(".json")] if name.endswith(".json") else name
+    return Path(__file__).resolve().parent / "data" / FOLDER / f"{stem}.json"
+
+
+def format_table(
+    rows: list[dict[str, Any]],
+    columns: list[str],
+    *,
+    digits: int = 3,
+    headers: list[str] | None = None,
+) -> str:
+    """A plain-text table of ``rows`` (dicts) in ``columns``; floats rounded to ``digits``.
+
+    Printed by a chapter so the numbers the prose quotes sit beside it, aligned in a monospace cell.
+    """
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise TypeError("rows must be a list of dicts, one a row")
+    if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns) or not columns:
+        raise TypeError("columns must be a non-empty list of str (the keys to print)")
+    if headers is not None and (not isinstance(headers, list) or len(headers) != len(columns)):
+        raise ValueError(f"headers must be a list of {len(columns)} str, one per column")
+
+    def cell(value: Any) -> str:
+        if isinstance(value, float):
+            return f"{value:.{digits}f}"
+        return "" if value is None else str(value)
+
+    body = [[cell(row.get(c)) for c in columns] for row in rows]
+    head = headers or columns
+    widths = [max(len(str(h)), *(len(line[i]) for line in body)) for i, h in enumerate(head)]
+    lines = ["  ".join(str(h).rjust(w) for h, w in zip(head, widths, strict=True))]
+    lines += ["  ".join(v.rjust(w) for v, w in zip(line, widths, strict=True)) for line in body]
+    return "\n".join(lines)
