@@ -51,6 +51,18 @@ def _check_query_key(query: Tensor, key: Tensor, score: nn.Module | None = None)
         )
 
 
+def _check_projected(score: nn.Module, query: Tensor, projected_key: Tensor, size: int) -> None:
+    """``query`` ``(..., n_q, query_size)`` and ``projected_key`` ``(..., n_k, size)``."""
+    _check_tensors(query=query, projected_key=projected_key)
+    check_tensor("query", query, floating=score.key_projection.weight.dtype)
+    if (query.shape[-1], projected_key.shape[-1]) != (score.query_size, size):
+        raise ValueError(
+            f"{type(score).__name__}.score_projected expects query (..., n_q, {score.query_size}) "
+            f"and projected_key (..., n_k, {size}) = key_projection(key), got query "
+            f"{tuple(query.shape)} and projected_key {tuple(projected_key.shape)}"
+        )
+
+
 def dot_score(query: Tensor, key: Tensor) -> Tensor:
     """Dot-product score ``q · k`` for every query and key: ``(..., n_q, d), (..., n_k, d) -> (..., n_q, n_k)``."""
     _check_query_key(query, key)
@@ -83,6 +95,7 @@ class GeneralScore(nn.Module):
 
     def score_projected(self, query: Tensor, projected_key: Tensor) -> Tensor:
         """The score from keys already projected, ``W k`` (a decoder projects them once)."""
+        _check_projected(self, query, projected_key, self.query_size)
         return query @ projected_key.transpose(-2, -1)
 
     def extra_repr(self) -> str:
@@ -112,6 +125,7 @@ class AdditiveScore(nn.Module):
 
     def score_projected(self, query: Tensor, projected_key: Tensor) -> Tensor:
         """The score from keys already projected, ``W_k k`` (a decoder projects them once)."""
+        _check_projected(self, query, projected_key, self.hidden_size)
         # (..., n_q, 1, h) + (..., 1, n_k, h) -> (..., n_q, n_k, h) -> (..., n_q, n_k)
         hidden = torch.tanh(
             self.query_projection(query).unsqueeze(-2) + projected_key.unsqueeze(-3)

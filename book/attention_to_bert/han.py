@@ -5,7 +5,8 @@ attention pools its word states into a sentence vector; a second one reads the s
 attention pools them into the document vector, which a linear layer classifies. Both attention layers
 (``ContextAttention``) take the GRU states ``h_i`` as values, ``u_i = tanh(W h_i + b)`` as keys and a
 learned context vector ``u`` as the one query. Padded words and sentences get weight exactly 0, and
-the GRUs never read them (packed sequences), so padding changes nothing.
+the GRUs never read them (packed sequences), so padding changes nothing, wherever it is: an empty
+sentence in the middle of a document is skipped, and the GRU reads the sentence after it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from attention_to_bert.attention import AdditiveScore, attention, dot_score
 from attention_to_bert.masks import padding_mask_from_ids
 from attention_to_bert.outputs import HANOutput
 from attention_to_bert.validate import (
+    check_choice,
     check_int,
     check_ints,
     check_mask,
@@ -30,37 +32,45 @@ POOLINGS = ("attention", "mean")
 
 
 def _check_padded(name: str, values: Tensor, padding_mask: Tensor) -> None:
-    """``values`` ``(batch, length, features)`` and its ``padding_mask`` ``(batch, length)``."""
-    check_tensor(name, values, dim=3, axes="(batch, length, features)")
+    """``values`` ``(batch, length, features)`` and its ``padding_mask`` ``(batch, length)``, True =
+    padding."""
+    check_tensor(name, values, floating=True, dim=3, axes="(batch, length, features)")
     check_mask("padding_mask", padding_mask, tuple(values.shape[:2]), "True = padding")
 
 
 class BiGRUEncoder(nn.Module):
     """A bidirectional GRU over padded sequences: ``(batch, length, input_size) -> (batch, length, 2 * hidden_size)``.
 
-    Sequences are packed, so the backward GRU starts at each sequence's last real element, not at the
-    padding; padded positions of the output are 0. A sequence of length 0 (all padding) gives zeros.
+    ``forward(inputs, padding_mask)``, ``padding_mask`` ``(batch, length)`` True = padding. The real
+    elements are moved to the front (in order) and packed, so the GRUs read only them, wherever the
+    padding is, and the backward GRU starts at the last real element; padded positions of the output
+    are 0. A sequence of length 0 (all padding) gives zeros.
     """
 
     def __init__(self, input_size: int, hidden_size: int) -> None:
         super().__init__()
+        check_ints(input_size=input_size, hidden_size=hidden_size)
         self.gru = nn.GRU(input_size, hidden_size, batch_first=True, bidirectional=True)
         self.output_size = 2 * hidden_size
 
     def forward(self, inputs: Tensor, padding_mask: Tensor) -> Tensor:
         _check_padded("inputs", inputs, padding_mask)
+        check_tensor("inputs", inputs, floating=self.gru.weight_ih_l0.dtype)
         lengths = (~padding_mask).sum(dim=1)
-        outputs = inputs.new_zeros(*inputs.shape[:2], self.output_size)
+        # the real elements first, in their order (the identity if the padding is at the end)
+        order = torch.argsort(padding_mask.to(torch.uint8), dim=1, stable=True)
+        inputs = inputs.gather(1, order[..., None].expand_as(inputs))
+        states = inputs.new_zeros(*inputs.shape[:2], self.output_size)
         present = lengths > 0  # pack_padded_sequence refuses empty sequences: leave them at zero
         if present.any():
-            lengths = lengths[present].cpu()
             packed = pack_padded_sequence(
-                inputs[present], lengths, batch_first=True, enforce_sorted=False
+                inputs[present], lengths[present].cpu(), batch_first=True, enforce_sorted=False
             )
-            states, _ = self.gru(packed)
-            states, _ = pad_packed_sequence(states, batch_first=True, total_length=inputs.shape[1])
-            outputs[present] = states
-        return outputs
+            packed_states, _ = self.gru(packed)
+            length = inputs.shape[1]
+            states[present] = pad_packed_sequence(packed_states, True, total_length=length)[0]
+        # each state back to the position of its element
+        return torch.zeros_like(states).scatter(1, order[..., None].expand_as(states), states)
 
 
 class ContextAttention(nn.Module):
@@ -73,8 +83,8 @@ class ContextAttention(nn.Module):
 
     def __init__(self, input_size: int, attention_size: int, score: str = "dot") -> None:
         super().__init__()
-        if score not in SCORES:
-            raise ValueError(f"score must be one of {SCORES}, got {score!r}")
+        check_ints(input_size=input_size, attention_size=attention_size)
+        check_choice("score", score, SCORES)
         self.key_projection = nn.Linear(input_size, attention_size)  # u_i = tanh(W h_i + b)
         self.context = nn.Parameter(torch.randn(attention_size) / attention_size**0.5)  # query u
         self.score_name = score
@@ -98,7 +108,8 @@ class ContextAttention(nn.Module):
 
 
 class MeanPooling(nn.Module):
-    """The baseline without attention: the plain mean of the unpadded states (uniform weights)."""
+    """The baseline without attention: the plain mean of the unpadded states (uniform weights);
+    ``forward(values, padding_mask)`` as ``ContextAttention``'s (True = padding)."""
 
     def forward(self, values: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
         _check_padded("values", values, padding_mask)
@@ -111,9 +122,10 @@ class HierarchicalAttentionNetwork(nn.Module):
     """Word encoder -> word attention -> sentence encoder -> sentence attention -> classifier.
 
     ``forward(word_ids, word_padding_mask=None)`` takes ``word_ids`` ``(documents, sentences, words)``
-    and returns a ``HANOutput``. Without a mask, positions equal to ``pad_id`` are padding; a sentence
-    whose words are all padding is a padded sentence. ``pooling="mean"`` replaces both attention layers
-    by the plain mean (the baseline); ``score`` picks the similarity of the attention layers.
+    and returns a ``HANOutput``. ``word_padding_mask`` is True at padding; without it, positions equal
+    to ``pad_id`` are padding. A sentence whose words are all padding is a padded sentence.
+    ``pooling="mean"`` replaces both attention layers by the plain mean (the baseline); ``score``
+    picks the similarity of the attention layers.
     """
 
     def __init__(
@@ -128,8 +140,8 @@ class HierarchicalAttentionNetwork(nn.Module):
         pad_id: int = 0,
     ) -> None:
         super().__init__()
-        if pooling not in POOLINGS:
-            raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
+        check_choice("pooling", pooling, POOLINGS)
+        check_choice("score", score, SCORES)
         check_ints(vocab_size=vocab_size, num_classes=num_classes, embedding_size=embedding_size)
         check_ints(hidden_size=hidden_size, attention_size=attention_size)
         check_int("pad_id", pad_id, minimum=0)

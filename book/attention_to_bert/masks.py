@@ -15,7 +15,10 @@ _HINT = "use causal_mask(size) or padding_mask_from_ids(token_ids)"
 
 def padding_mask(lengths: Tensor | list[int], max_length: int | None = None) -> Tensor:
     """Bool mask ``(batch, max_length)`` that is True at the padded positions (index >= length)."""
-    lengths = torch.as_tensor(lengths)
+    try:
+        lengths = torch.as_tensor(lengths)
+    except (TypeError, ValueError, RuntimeError):
+        raise TypeError(f"lengths must be a 1-D sequence of integers, got {lengths!r}") from None
     lengths = lengths.long() if lengths.numel() == 0 else lengths  # [] is a float tensor
     if lengths.dim() != 1 or lengths.dtype.is_floating_point or lengths.dtype == torch.bool:
         got = f"{lengths.dtype} of shape {tuple(lengths.shape)}"
@@ -73,7 +76,8 @@ def combine_masks(
     attn_mask: Tensor | None = None,
     device: torch.device | None = None,
 ) -> Tensor | None:
-    """``key_padding_mask`` ``(batch, key_len)`` or'ed with ``attn_mask`` ``(query_len, key_len)``,
+    """``key_padding_mask`` ``(batch, key_len)`` or'ed with ``attn_mask`` (both True = may not attend)
+    ``(query_len, key_len)``,
     ``(batch, query_len, key_len)``, ``(batch * heads, ...)`` or ``(batch, heads, ...)``: one mask
     broadcastable to ``(batch, heads, query_len, key_len)``, or None; both on ``device`` if given."""
     mask = None
@@ -87,31 +91,43 @@ def combine_masks(
         mask = key_padding_mask[:, None, None, :]
     if attn_mask is not None:
         check_mask("attn_mask", attn_mask, hint=_HINT, device=device)
-        layouts = {
-            (query_len, key_len): lambda m: m[None, None],
-            (batch, query_len, key_len): lambda m: m[:, None],
-            (batch * heads, query_len, key_len): lambda m: m.view(batch, heads, query_len, key_len),
-            (batch, heads, query_len, key_len): lambda m: m,
+        layouts = {  # with one head, (batch * heads, ...) is (batch, ...): a dict keeps one
+            (query_len, key_len): ("(query_len, key_len)", lambda m: m[None, None]),
+            (batch, query_len, key_len): ("(batch, query_len, key_len)", lambda m: m[:, None]),
+            (batch * heads, query_len, key_len): (
+                "(batch * heads, query_len, key_len)",
+                lambda m: m.view(batch, heads, query_len, key_len),
+            ),
+            (batch, heads, query_len, key_len): ("(batch, heads, query_len, key_len)", lambda m: m),
         }
         if tuple(attn_mask.shape) not in layouts:
-            names = ["(query_len, key_len)", "(batch, query_len, key_len)"]
-            names += ["(batch * heads, query_len, key_len)", "(batch, heads, query_len, key_len)"]
-            allowed = [f"{n} = {s}" for n, s in zip(names, layouts, strict=True)]
+            allowed = [f"{name} = {shape}" for shape, (name, _) in layouts.items()]
             raise ValueError(
-                f"attn_mask must have shape {', '.join(allowed[:3])} or {allowed[3]}, "
+                f"attn_mask must have shape {', '.join(allowed[:-1])} or {allowed[-1]}, "
                 f"got {tuple(attn_mask.shape)}"
             )
-        attn_mask = layouts[tuple(attn_mask.shape)](attn_mask)
+        attn_mask = layouts[tuple(attn_mask.shape)][1](attn_mask)
         mask = attn_mask if mask is None else mask | attn_mask
     return mask
 
 
 def masked_softmax(scores: Tensor, mask: Tensor | None = None) -> Tensor:
     """Softmax over the last dimension of ``scores``; where ``mask`` (broadcastable) is True the
-    weight is exactly 0, and a fully masked row gets all-zero weights (no NaN, not in the gradient)."""
+    weight is exactly 0, and a fully masked row gets all-zero weights (no NaN, not in the gradient).
+    A score of -inf counts as masked too (torch's softmax gives NaN for a row of -inf)."""
     check_tensor("scores", scores, floating=True, min_dim=1)
-    if mask is None:
+    minus_infinity = scores == float("-inf")
+    if mask is None and not minus_infinity.any():
         return torch.softmax(scores, dim=-1)
+    mask = minus_infinity if mask is None else _broadcast_mask(mask, scores) | minus_infinity
+    # A large negative number instead of -inf: a fully masked row then gives a uniform row (not NaN),
+    # which the final masked_fill sets to zero. masked_fill also blocks the gradient of masked scores.
+    filled = scores.masked_fill(mask, torch.finfo(scores.dtype).min)
+    return torch.softmax(filled, dim=-1).masked_fill(mask, 0.0)
+
+
+def _broadcast_mask(mask: Tensor, scores: Tensor) -> Tensor:
+    """``mask``, checked: a bool tensor on ``scores``' device that broadcasts to its shape."""
     check_mask("mask", mask, device=scores.device)
     try:
         broadcast = torch.broadcast_shapes(mask.shape, scores.shape)
@@ -125,15 +141,22 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None) -> Tensor:
             f"mask of shape {tuple(mask.shape)} cannot be broadcast to scores of shape "
             f"{tuple(scores.shape)}{hint}"
         )
-    # A large negative number instead of -inf: a fully masked row then gives a uniform row (not NaN),
-    # which the final masked_fill sets to zero. masked_fill also blocks the gradient of masked scores.
-    filled = scores.masked_fill(mask, torch.finfo(scores.dtype).min)
-    return torch.softmax(filled, dim=-1).masked_fill(mask, 0.0)
+    return mask
 
 
 def weighted_sum(weights: Tensor, value: Tensor, mask: Tensor | None = None) -> Tensor:
     """``weights @ value``, ``(..., n_q, n_k) @ (..., n_k, d_v)``, in which a masked key contributes
-    nothing, even a NaN or inf value (0 x NaN would be NaN): the slow exact sum is taken then."""
+    nothing, even a NaN or inf value (0 x NaN would be NaN): the slow exact sum is taken then.
+    ``mask`` (True = may not attend) broadcasts to ``weights``."""
+    check_tensor("weights", weights, floating=True, min_dim=2)
+    check_tensor("value", value, floating=weights.dtype, min_dim=2)
+    if weights.shape[-1] != value.shape[-2]:
+        raise ValueError(
+            f"value must have weights' n_k={weights.shape[-1]} rows (second to last dimension), "
+            f"got shape {tuple(value.shape)}"
+        )
+    if mask is not None:
+        check_mask("mask", mask, device=weights.device)
     if mask is None or bool(torch.isfinite(value).all()):
         return weights @ value
     terms = weights.unsqueeze(-1) * value.unsqueeze(-3)  # (..., n_q, n_k, d_v)
@@ -141,5 +164,7 @@ def weighted_sum(weights: Tensor, value: Tensor, mask: Tensor | None = None) -> 
 
 
 def attends_to_nothing(mask: Tensor) -> Tensor:
-    """The queries (rows) whose keys are all masked, ``(..., n_q, 1)``: their output is set to 0."""
+    """The queries (rows) whose keys are all masked (``mask``: True = may not attend),
+    ``(..., n_q, 1)``: their output is set to 0."""
+    check_mask("mask", mask)
     return mask.all(dim=-1, keepdim=True)

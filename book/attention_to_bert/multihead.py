@@ -36,8 +36,9 @@ class MultiHeadAttention(nn.Module):
     """Multi-head scaled dot-product attention, like ``nn.MultiheadAttention(batch_first=True)``.
 
     ``forward(query, key, value, key_padding_mask=None, attn_mask=None) -> (output, weights)``, with
-    the masks of ``masks.combine_masks``; ``weights`` ``(batch, heads, query_len, key_len)`` as used
-    (after dropout). A query that may attend to nothing gets zero weights and output (not NaN).
+    the masks of ``masks.combine_masks`` (True = may not attend); ``weights`` ``(batch, heads,
+    query_len, key_len)`` as used (after dropout). A query that may attend to nothing gets zero
+    weights and output (not NaN).
     """
 
     def __init__(
@@ -89,7 +90,8 @@ class MultiHeadAttention(nn.Module):
     def combined_mask(
         self, batch: int, query_len: int, key_len: int, key_padding_mask=None, attn_mask=None
     ) -> torch.Tensor | None:
-        """Both masks merged into one bool mask broadcastable to ``(batch, heads, query_len, key_len)``, or None."""
+        """Both masks (True = may not attend) merged into one bool mask broadcastable to
+        ``(batch, heads, query_len, key_len)``, or None."""
         masks = {"key_padding_mask": key_padding_mask, "attn_mask": attn_mask}
         return combine_masks(batch, query_len, key_len, self.num_heads, **masks)
 
@@ -128,8 +130,10 @@ class MultiHeadAttention(nn.Module):
         weights = masked_softmax(scores, mask)  # a fully masked row gets zero weights, not NaN
         weights = F.dropout(weights, p=self.dropout, training=self.training)
         output = self.out_proj(merge_heads(weighted_sum(weights, v, mask)))
-        # a query that may attend to nothing outputs zeros (not the out_proj bias)
-        if mask is not None:
+        # a query that may attend to nothing (all keys masked, or no key at all) outputs zeros
+        if key_len == 0:
+            output = torch.zeros_like(output)
+        elif mask is not None:
             output = output.masked_fill(attends_to_nothing(mask).all(dim=1), 0.0)
         return output, weights
 

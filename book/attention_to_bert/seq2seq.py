@@ -35,9 +35,12 @@ from attention_to_bert.data.dates import encode_pairs
 from attention_to_bert.data.vocabulary import BOS, EOS, Vocabulary
 from attention_to_bert.training import train
 from attention_to_bert.validate import (
+    check_instance,
     check_int,
     check_ints,
+    check_mask,
     check_number,
+    check_strings,
     check_tensor,
     check_token_ids,
 )
@@ -140,6 +143,25 @@ class Decoder(nn.Module):
             return self.score.key_projection(encoder_outputs)
         return encoder_outputs
 
+    def _check_memory(self, state, encoder_outputs, encoder_final, source_mask, keys) -> None:
+        """The encoder's outputs ``(batch, S, encoder_size)`` and final state, the decoder state
+        ``(batch, hidden_size)``, the padding mask ``(batch, S)`` and the keys, if given."""
+        dtype, size = self.init_state.weight.dtype, self.init_state.in_features
+        check_tensor("encoder_outputs", encoder_outputs, dim=3, axes="(batch, S, H)")
+        batch, length = encoder_outputs.shape[:2]
+        for name, tensor, shape in (
+            ("encoder_outputs", encoder_outputs, (batch, length, size)),
+            ("encoder_final", encoder_final, (batch, size)),
+            ("state", state, (batch, self.hidden_size)),
+        ):
+            if tensor is not None or name != "state":  # forward checks before it has a state
+                check_tensor(name, tensor, floating=dtype, shape=shape)
+        check_mask("source_mask", source_mask, (batch, length), "True = padding")
+        if keys is not None:
+            projection = getattr(self.score, "key_projection", None)
+            width = size if projection is None else projection.out_features
+            check_tensor("keys", keys, floating=dtype, shape=(batch, length, width))
+
     def _score(self, query: Tensor, keys: Tensor) -> Tensor:
         """``score(query, h_j)`` from the projected keys (the score module's own formula)."""
         if isinstance(self.score, nn.Module):
@@ -156,8 +178,13 @@ class Decoder(nn.Module):
     ) -> tuple[Tensor, Tensor | None]:
         """The context ``c_t`` ``(batch, encoder_size)`` for query ``state`` and its weights ``(batch, source_len)``.
 
-        ``keys``: ``project_keys(encoder_outputs)``, computed here if not given.
+        ``source_mask`` ``(batch, source_len)`` is True at padding; ``keys``:
+        ``project_keys(encoder_outputs)``, computed here if not given.
         """
+        self._check_memory(state, encoder_outputs, encoder_final, source_mask, keys)
+        return self._context(state, encoder_outputs, encoder_final, source_mask, keys)
+
+    def _context(self, state, encoder_outputs, encoder_final, source_mask, keys):
         if self.score is None:
             return encoder_final, None
         keys = self.project_keys(encoder_outputs) if keys is None else keys
@@ -181,6 +208,10 @@ class Decoder(nn.Module):
         keys: Tensor | None = None,
     ) -> tuple[Tensor, Tensor, Tensor | None]:
         """One decoder step: returns the logits ``(batch, vocab)``, the new state and the attention weights."""
+        vocab_size = self.embedding.num_embeddings
+        check_token_ids("previous_token", previous_token, vocab_size, axes="(batch)")
+        self._check_memory(state, encoder_outputs, encoder_final, source_mask, keys)
+        check_tensor("previous_token", previous_token, shape=state.shape[:1], axes="(batch,)")
         embedded = self.embedding(previous_token)
         state, context, weights = self._advance(
             embedded, state, encoder_outputs, encoder_final, source_mask, keys
@@ -197,7 +228,7 @@ class Decoder(nn.Module):
         keys: Tensor | None,
     ) -> tuple[Tensor, Tensor, Tensor | None]:
         """The recurrence of one step: the context for ``state``, then the new state."""
-        context, weights = self.context(state, encoder_outputs, encoder_final, source_mask, keys)
+        context, weights = self._context(state, encoder_outputs, encoder_final, source_mask, keys)
         return self.cell(torch.cat([embedded, context], dim=-1), state), context, weights
 
     def _logits(self, state: Tensor, context: Tensor, embedded: Tensor) -> Tensor:
@@ -208,7 +239,12 @@ class Decoder(nn.Module):
         self, target_in: Tensor, encoder_outputs: Tensor, encoder_final: Tensor, source_mask: Tensor
     ) -> tuple[Tensor, Tensor | None]:
         """Teacher forcing: step ``t`` reads the true token ``target_in[:, t]``; returns logits ``(batch, T, vocab)``
-        and the attention weights ``(batch, T, source_len)`` (``None`` without attention)."""
+        and the attention weights ``(batch, T, source_len)`` (``None`` without attention);
+        ``source_mask`` ``(batch, source_len)`` is True at padding."""
+        check_token_ids("target_in", target_in, self.embedding.num_embeddings, "(batch, T)")
+        if target_in.shape[1] == 0:
+            raise ValueError("target_in must hold at least one step (<bos>), got shape (batch, 0)")
+        self._check_memory(None, encoder_outputs, encoder_final, source_mask, None)
         # The same computation as calling ``step`` T times, arranged for speed: the keys are projected and
         # the embeddings of all steps looked up once, and the output layer, which does not feed back into
         # the recurrence, is applied once to all steps after the loop.
@@ -292,13 +328,12 @@ def greedy_decode(
     after it, ``<pad>``) and the attention weights ``(batch, steps, source_len)`` (``None`` without
     attention), with ``steps <= max_length``.
     """
-    if not isinstance(model, Seq2Seq):
-        raise TypeError(f"model must be a Seq2Seq, got {type(model).__name__}")
+    check_instance("model", model, Seq2Seq)
     check_token_ids("source", source, len(model.source_vocab))
     check_int("max_length", max_length)
     if source.shape[0] == 0:  # no sentence: no tokens, no weights
-        weights = None if model.decoder.score is None else source.new_zeros(0, 0, source.shape[1])
-        return source.new_zeros(0, 0), weights
+        weights = source.new_zeros(0, 0, source.shape[1], dtype=model.decoder.output.weight.dtype)
+        return source.new_zeros(0, 0), None if model.decoder.score is None else weights
     was_training = model.training
     model.eval()
     try:
@@ -328,6 +363,8 @@ def greedy_decode(
 
 def exact_match(predicted: Sequence[str], expected: Sequence[str]) -> float:
     """The fraction of predictions equal to the expected string, character for character."""
+    check_strings("predicted", predicted)
+    check_strings("expected", expected)
     if len(predicted) != len(expected) or not expected:
         raise ValueError(
             f"need two equally long, non-empty lists, got {len(predicted)} and {len(expected)} items"
@@ -336,9 +373,12 @@ def exact_match(predicted: Sequence[str], expected: Sequence[str]) -> float:
 
 
 def translate(model: Seq2Seq, sources: Sequence[str], batch_size: int = 1000) -> list[str]:
-    """Greedy translations of the strings ``sources`` (characters in, characters out)."""
-    if isinstance(sources, str):
-        raise TypeError("sources must be a list of strings, not one string")
+    """Greedy translations of the strings ``sources`` (characters in, characters out), decoded
+    ``batch_size`` at a time. Each stops at ``<eos>`` or after ``len(source) + 2`` tokens, so it
+    does not depend on the other sources or on ``batch_size``."""
+    check_instance("model", model, Seq2Seq)
+    check_strings("sources", sources)
+    check_int("batch_size", batch_size)
     device = next(model.parameters()).device
     results: list[str] = []
     for begin in range(0, len(sources), batch_size):
@@ -347,7 +387,8 @@ def translate(model: Seq2Seq, sources: Sequence[str], batch_size: int = 1000) ->
             [(s, "") for s in chunk], model.source_vocab, model.target_vocab
         )
         tokens, _ = greedy_decode(model, source.to(device), int(lengths.max()) + 2)
-        results += ["".join(model.target_vocab.decode(row.tolist())) for row in tokens]
+        for row, length in zip(tokens.tolist(), lengths.tolist(), strict=True):
+            results.append("".join(model.target_vocab.decode(row[: length + 2])))
     return results
 
 

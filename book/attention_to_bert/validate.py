@@ -23,6 +23,33 @@ def check_ints(minimum: int = 1, **values: object) -> None:
             raise ValueError(f"{name} must be >= {minimum}, got {value}")
 
 
+def check_instance(name: str, value: object, kind: type | tuple[type, ...], what: str = "") -> None:
+    """An instance of ``kind`` (``what`` names it in the message, such as "a list of str")."""
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        what = what or "a " + getattr(kind, "__name__", " or ".join(k.__name__ for k in kind))
+        raise TypeError(f"{name} must be {what}, got {type(value).__name__}")
+
+
+def check_callable(name: str, value: object, usage: str) -> None:
+    """A function (or other callable), used as ``usage``: ``"loss_fn(model, batch)"``."""
+    if not callable(value):
+        raise TypeError(f"{name} must be callable as {usage}, got {type(value).__name__}")
+
+
+def check_choice(name: str, value: object, choices: tuple) -> None:
+    """One of ``choices``."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+
+
+def check_strings(name: str, value: object) -> None:
+    """A list or tuple of ``str`` (one string alone is refused: it would be read as characters)."""
+    wrong = [v for v in value if not isinstance(v, str)] if isinstance(value, list | tuple) else 0
+    if wrong != []:
+        got = f"a list holding {type(wrong[0]).__name__}" if wrong else type(value).__name__
+        raise TypeError(f"{name} must be a list of strings (put one string in [...]), got {got}")
+
+
 def check_fraction(name: str, value: object) -> None:
     """A number in ``[0, 1)``, such as a dropout rate."""
     check_number(name, value)
@@ -47,9 +74,11 @@ def check_tensor(
     dim: int | None = None,
     min_dim: int = 0,
     axes: str | None = None,
+    shape: tuple[int, ...] | None = None,
 ) -> None:
     """A tensor, of ``dtype`` (or floating point, or of the dtype ``floating``) if asked, with ``dim``
-    (or at least ``min_dim``) axes; ``axes`` names them in the error message: ``"(batch, seq)"``."""
+    (or at least ``min_dim``) axes, or of ``shape``; ``axes`` names them in the error message:
+    ``"(batch, seq)"``."""
     if not isinstance(value, Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
     if dtype is not None and value.dtype != dtype:
@@ -63,11 +92,14 @@ def check_tensor(
             f"{name} must be a {floating} tensor, to match the weights or the other inputs, got "
             f"{value.dtype}: convert it with .to({floating})"
         )
-    shape = tuple(value.shape)
+    got = tuple(value.shape)
     if dim is not None and value.dim() != dim:
-        raise ValueError(f"{name} must have shape {axes or f'of {dim} dimensions'}, got {shape}")
+        raise ValueError(f"{name} must have shape {axes or f'of {dim} dimensions'}, got {got}")
     if value.dim() < min_dim:
-        raise ValueError(f"{name} must have at least {min_dim} dimensions, got shape {shape}")
+        raise ValueError(f"{name} must have at least {min_dim} dimensions, got shape {got}")
+    if shape is not None and got != tuple(shape):
+        named = f"{axes} = " if axes else ""
+        raise ValueError(f"{name} must have shape {named}{tuple(shape)}, got {got}")
 
 
 def check_mask(
