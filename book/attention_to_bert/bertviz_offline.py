@@ -13,7 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import bertviz
+import torch
 from IPython.display import display
+
+from attention_to_bert.validate import check_callable, check_int
 
 JAVASCRIPT = Path(__file__).resolve().parent / "javascript"
 LIBRARIES = {"d3": "d3/d3.min.js", "jQuery": "jquery/jquery.min.js"}
@@ -42,6 +45,10 @@ def libraries_script() -> str:
 
 def view_html(view: Callable[..., Any], *args: Any, decimals: int | None = 3, **kwargs: Any) -> str:
     """The HTML of a bertviz ``view`` (``bertviz.head_view`` or ``model_view``) that works offline."""
+    check_callable("view", view, "view(attention, tokens, html_action='return')")
+    if decimals is not None:
+        check_int("decimals", decimals, minimum=0)
+    _attention_sets(args, kwargs)  # checked before bertviz reads them
     if decimals is not None:
         kwargs = {
             k: _rounded(v, decimals) if k in ATTENTION_ARGUMENTS else v for k, v in kwargs.items()
@@ -78,11 +85,13 @@ def _show(view: Callable[..., Any], args: tuple, kwargs: dict, decimals: int | N
 
 
 def _attention_sets(args: tuple, kwargs: dict) -> list[tuple[str, Any, list, list]]:
-    """(name, per-layer attention, query tokens, key tokens) of each attention a view shows."""
+    """(name, per-layer attention, query tokens, key tokens) of each attention a view shows, each
+    layer's attention checked: ``(1, heads, queries, keys)``, a row per query token."""
     named = dict(zip(("attention", "tokens"), args, strict=False)) | kwargs
     if named.get("attention") is not None:
-        tokens = list(named["tokens"])
-        return [("", named["attention"], tokens, tokens)]
+        tokens = list(named.get("tokens") or [])
+        sets = [("", named["attention"], tokens, tokens)]
+        return [_checked(*entry, "attention") for entry in sets]
     source, target = (
         list(named.get("encoder_tokens") or []),
         list(named.get("decoder_tokens") or []),
@@ -92,7 +101,28 @@ def _attention_sets(args: tuple, kwargs: dict) -> list[tuple[str, Any, list, lis
         ("decoder", named.get("decoder_attention"), target, target),
         ("cross", named.get("cross_attention"), target, source),
     ]
-    return [entry for entry in sets if entry[1] is not None]
+    sets = [entry for entry in sets if entry[1] is not None]
+    if not sets:
+        raise TypeError(
+            "attention (or encoder_attention, decoder_attention, cross_attention) needed"
+        )
+    return [_checked(*entry, f"{entry[0]}_attention") for entry in sets]
+
+
+def _checked(name: str, layers: Any, queries: list, keys: list, argument: str) -> tuple:
+    """``layers``: a non-empty list of tensors ``(1, heads, len(queries), len(keys))``."""
+    if not isinstance(layers, list | tuple) or not layers:
+        raise TypeError(f"{argument} must be a non-empty list (a layer each) of tensors")
+    shape = (1, "heads", len(queries), len(keys))
+    for layer in layers:
+        if not isinstance(layer, torch.Tensor) or layer.dim() != 4:
+            raise TypeError(f"{argument} must hold tensors of shape {shape}, got {layer!r:.60}")
+        if layer.shape[0] != 1 or tuple(layer.shape[2:]) != shape[2:]:
+            raise ValueError(
+                f"{argument} must hold tensors of shape {shape} (a row per query token, a column "
+                f"per key token), got {tuple(layer.shape)}: pass the tokens the model read"
+            )
+    return name, layers, queries, keys
 
 
 def static_picture(*args: Any, **kwargs: Any) -> str:

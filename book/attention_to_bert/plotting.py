@@ -10,6 +10,8 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from attention_to_bert.validate import check_instance, check_int
+
 
 def _as_array(
     weights,
@@ -21,11 +23,18 @@ def _as_array(
     """``weights`` as a float array with the named ``axes``; the labels must match its last two."""
     if isinstance(weights, torch.Tensor):
         weights = weights.detach().cpu().float().numpy()
-    array = np.asarray(weights, dtype=float)
-    if array.ndim != len(axes):
+    try:
+        array = np.asarray(weights, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"weights must be a tensor or array of numbers, got {weights!r:.80}") from None
+    shape = f"({', '.join(axes)})"
+    if array.ndim != len(axes) or 0 in array.shape[-2:]:
         raise ValueError(
-            f"{caller} expects weights of shape ({', '.join(axes)}), got shape {tuple(array.shape)}"
+            f"{caller} expects weights of shape {shape}, got shape {tuple(array.shape)} "
+            "(at least one query and one key)"
         )
+    if array.size and np.isnan(array).all():
+        raise ValueError(f"weights are all NaN: nothing to draw ({caller}, shape {shape})")
     for labels, size, axis in ((x_labels, array.shape[-1], "x"), (y_labels, array.shape[-2], "y")):
         if labels is not None and len(labels) != size:
             raise ValueError(
@@ -102,8 +111,7 @@ def head_grid(
     All heads share the colour scale 0..max so that they can be compared; one colour bar is drawn.
     """
     stack = _as_array(weights, ("heads", "queries", "keys"), x_labels, y_labels, "head_grid")
-    if ncols < 1:
-        raise ValueError(f"ncols must be >= 1, got {ncols}")
+    check_int("ncols", ncols)
     heads, rows, cols = stack.shape
     if head_titles is not None and len(head_titles) != heads:
         raise ValueError(f"head_titles has {len(head_titles)} entries for {heads} heads")
@@ -146,6 +154,7 @@ def head_grid(
 def describe_figure(fig: Figure) -> str:
     """A text alternative for ``fig``, from what it says of itself: the title, and for each panel its
     title, kind, axis labels, tick labels (the tokens of a heatmap) and legend."""
+    check_instance("fig", fig, Figure, "a matplotlib Figure (plt.gcf() is the current one)")
     parts = [fig._suptitle.get_text()] if fig._suptitle is not None else []
     panels = [axis for axis in fig.axes if axis.get_label() != "<colorbar>" and axis.has_data()]
     for number, axis in enumerate(panels, start=1):

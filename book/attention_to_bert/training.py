@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from attention_to_bert.validate import check_int
+from attention_to_bert.validate import check_callable, check_instance, check_int, check_number
 
 
 def set_seed(seed: int = 0, num_threads: int | None = 2) -> None:
@@ -56,8 +56,19 @@ def train(
 
     ``batches()`` yields an epoch's batches; ``loss_fn(model, batch)`` returns a batch's loss. Every
     ``log_every`` steps (0: each epoch) it prints epoch, step, mean loss, ``evaluate(model)``, seconds.
+    Gradients are clipped to norm ``clip_grad_norm`` (None: not clipped); a NaN or infinite loss
+    stops training with a ValueError (lower the learning rate), before it reaches the weights.
     """
+    check_instance("model", model, nn.Module)
+    check_callable("batches", batches, "batches() -> an iterable of batches (e.g. lambda: rows)")
+    check_callable("loss_fn", loss_fn, "loss_fn(model, batch) -> loss")
+    check_instance("optimizer", optimizer, torch.optim.Optimizer)
     check_int("epochs", epochs)
+    check_int("log_every", log_every, minimum=0)
+    if clip_grad_norm is not None:
+        check_number("clip_grad_norm", clip_grad_norm, positive=True)
+    if evaluate is not None:
+        check_callable("evaluate", evaluate, "evaluate(model) -> a number")
     losses: list[float] = []
     start = time.perf_counter()
 
@@ -78,6 +89,11 @@ def train(
             for batch in batches():
                 optimizer.zero_grad(set_to_none=True)
                 loss = loss_fn(model, batch)
+                if not (isinstance(loss, torch.Tensor) and loss.numel() == 1):
+                    raise TypeError(f"loss_fn must return a 1-element tensor, got {loss!r}")
+                if not torch.isfinite(loss):
+                    step = f"epoch {epoch}, step {len(losses) + 1}"
+                    raise ValueError(f"loss_fn returned {loss.item()} at {step}: lower the lr")
                 loss.backward()
                 if clip_grad_norm is not None:
                     nn.utils.clip_grad_norm_(model.parameters(), clip_grad_norm)
@@ -95,4 +111,5 @@ def train(
 
 def count_parameters(model: nn.Module) -> int:
     """The number of trainable parameters of ``model``."""
+    check_instance("model", model, nn.Module)
     return sum(p.numel() for p in model.parameters() if p.requires_grad)

@@ -14,7 +14,13 @@ from attention_to_bert.masks import causal_mask, padding_mask_from_ids
 from attention_to_bert.outputs import Seq2SeqTransformerOutput
 from attention_to_bert.positional import PositionalEncoding
 from attention_to_bert.transformer import Transformer
-from attention_to_bert.validate import check_ints, check_number, check_tensor, check_token_ids
+from attention_to_bert.validate import (
+    check_int,
+    check_ints,
+    check_number,
+    check_tensor,
+    check_token_ids,
+)
 
 _SPECIAL_IDS = Vocabulary([]).stoi  # where data.Vocabulary puts <pad>, <bos> and <eos>
 
@@ -51,6 +57,10 @@ class Seq2SeqTransformer(nn.Module):
         for name, value in special_ids.items():
             if value >= min(src_vocab_size, tgt_vocab_size):
                 raise ValueError(f"{name} must be a token id of both vocabularies, got {value}")
+        if len(set(special_ids.values())) < 3:
+            raise ValueError(
+                f"pad_id, bos_id and eos_id must be three different ids, got {special_ids}"
+            )
         self.d_model, self.max_len = d_model, max_len
         self.pad_id, self.bos_id, self.eos_id = pad_id, bos_id, eos_id
         self.src_embedding = nn.Embedding(src_vocab_size, d_model, padding_idx=pad_id)
@@ -140,7 +150,8 @@ def noam_schedule(d_model: int, warmup_steps: int, factor: float = 1.0) -> Calla
     check_number("factor", factor, positive=True)
 
     def rate(step: int) -> float:
-        step = max(int(step), 1)
+        check_int("step", step, minimum=0)
+        step = max(step, 1)
         return factor * d_model**-0.5 * min(step**-0.5, step * warmup_steps**-1.5)
 
     return rate

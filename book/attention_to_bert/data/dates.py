@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import torch
 
 from attention_to_bert.data.vocabulary import Vocabulary, pad_sequences
-from attention_to_bert.validate import check_ints
+from attention_to_bert.validate import check_instance, check_ints
 
 _MONTHS = (
     "january february march april may june july august september october november december"
@@ -100,6 +100,15 @@ def encode_pairs(
     """
     if not pairs:
         raise ValueError("encode_pairs needs at least one (source, target) pair, got none")
+    for pair in pairs:
+        if (
+            not isinstance(pair, tuple | list)
+            or len(pair) != 2
+            or not all(isinstance(s, str) for s in pair)
+        ):
+            raise TypeError(f"pairs must hold (source, target) pairs of strings, got {pair!r}")
+    for name, vocab in (("source_vocab", source_vocab), ("target_vocab", target_vocab)):
+        check_instance(name, vocab, Vocabulary)
     for vocab, side, index in ((source_vocab, "source", 0), (target_vocab, "target", 1)):
         unknown = sorted({char for pair in pairs for char in pair[index]} - set(vocab.stoi))
         if unknown:

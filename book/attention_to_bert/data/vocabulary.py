@@ -6,16 +6,19 @@ from collections.abc import Iterable, Sequence
 
 import torch
 
-from attention_to_bert.validate import check_int
+from attention_to_bert.validate import check_int, check_strings
 
 PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<bos>", "<eos>"
 SPECIALS = (PAD, UNK, BOS, EOS)
 
 
 class Vocabulary:
-    """A two-way map between tokens and integer ids; the special tokens come first (``<pad>`` is 0)."""
+    """A two-way map between tokens (strings; a string gives its characters) and integer ids; the
+    special tokens come first (``<pad>`` is 0)."""
 
     def __init__(self, tokens: Iterable[str]) -> None:
+        tokens = list(tokens) if isinstance(tokens, Iterable) else tokens
+        check_strings("tokens", tokens)
         self.itos: list[str] = [*SPECIALS, *sorted(set(tokens) - set(SPECIALS))]
         self.stoi: dict[str, int] = {token: index for index, token in enumerate(self.itos)}
 
@@ -62,8 +65,8 @@ class Vocabulary:
 
 def _token_id(name: str, value: object, size: int) -> int:
     """``value`` as a token id in ``0 .. size - 1``: an integer (Python, NumPy or a 1-element tensor)."""
-    if isinstance(value, torch.Tensor) and value.numel() == 1 and not value.is_floating_point():
-        value = value.item()
+    if isinstance(value, torch.Tensor) and value.numel() == 1:
+        value = value.item()  # a float stays a float, refused below
     if isinstance(value, bool) or not hasattr(value, "__index__"):
         raise TypeError(f"{name} must hold integer token ids, got {type(value).__name__} {value!r}")
     if not 0 <= int(value) < size:
