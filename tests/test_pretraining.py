@@ -53,8 +53,10 @@ def test_mlm_head_is_tied_to_the_token_table_and_scores_only_the_chosen_position
 
 
 def test_positions_must_be_a_bool_mask_of_the_input_shape():
-    with pytest.raises(ValueError, match="positions must be a bool tensor"):
+    with pytest.raises(TypeError, match="positions must be a bool tensor"):
         tiny()(torch.ones(1, 4, dtype=torch.long), positions=torch.ones(1, 4))
+    with pytest.raises(ValueError, match=r"positions must have shape \(1, 4\)"):
+        tiny()(torch.ones(1, 4, dtype=torch.long), positions=torch.ones(1, 3, dtype=torch.bool))
 
 
 def test_masking_follows_80_10_10_and_leaves_its_input_alone():

@@ -26,6 +26,7 @@ from attention_to_bert.multihead import merge_heads, split_heads
 from attention_to_bert.outputs import BertModelOutput
 from attention_to_bert.validate import (
     check_fraction,
+    check_instance,
     check_int,
     check_ints,
     check_number,
@@ -207,6 +208,8 @@ class BertModel(nn.Module):
         (a bool mask is refused as ambiguous). ``output_attentions=False`` returns no weights (an empty
         list), which lets ``attn_implementation="sdpa"`` use PyTorch's fused attention kernel."""
         check_token_ids("input_ids", input_ids, self.config.vocab_size)
+        if input_ids.shape[1] == 0:
+            raise ValueError("input_ids must hold at least one token a row ([CLS]), got (batch, 0)")
         if input_ids.shape[1] > self.config.max_position_embeddings:
             raise ValueError(
                 f"sequence of length {input_ids.shape[1]} is longer than max_position_embeddings "
@@ -236,6 +239,8 @@ class BertModel(nn.Module):
 def init_weights(module: nn.Module, std: float = 0.02) -> None:
     """BERT's initialisation: normal(0, std) weights, zero biases and padding rows (LayerNorms start
     at identity, PyTorch's default)."""
+    check_instance("module", module, nn.Module, "an nn.Module (use model.apply(init_weights))")
+    check_number("std", std, positive=True)
     if isinstance(module, nn.Linear | nn.Embedding):
         nn.init.normal_(module.weight, std=std)
     if isinstance(module, nn.Linear) and module.bias is not None:

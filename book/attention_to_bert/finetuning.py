@@ -23,9 +23,18 @@ from attention_to_bert.pretraining import (
     load_pretrained,
     sentiment_split,
 )
+from attention_to_bert.validate import (
+    check_choice,
+    check_instance,
+    check_int,
+    check_strings,
+    check_tensor,
+)
 
 NUM_TEST = 600
 NUM_VALIDATION = 283
+KINDS = ("minilm", "book", "scratch")  # the encoders: all-MiniLM-L6-v2, ours, ours untrained
+FEATURES = ("static", "frozen_mean", "frozen_cls")  # the features of a frozen encoder
 CONTEXT = re.compile(r"\b(not|no|never|nothing|n't|but|although|however)\b|n't\b", re.IGNORECASE)
 
 
@@ -36,15 +45,23 @@ def splits() -> tuple[list, list, list]:
 
 
 def training_set(pool: list, size: int, seed: int) -> list:
+    """``size`` rows of ``pool`` drawn (without replacement) with ``seed``."""
+    check_instance("pool", pool, list)
+    check_int("size", size)
+    check_int("seed", seed, minimum=0)
+    if size > len(pool):
+        raise ValueError(f"size must be at most len(pool) = {len(pool)}, got {size}")
     rows = list(pool)
     random.Random(seed).shuffle(rows)
     return rows[:size]
 
 
 class Encoder:
-    """A BERT encoder and its tokenizer behind one ``encode(sentences)`` -> padded tensors."""
+    """A BERT encoder and its tokenizer behind one ``hidden(sentences)``: ``kind`` is one of
+    ``KINDS``, all-MiniLM-L6-v2 (``"minilm"``), the book's (``"book"``) or it untrained."""
 
     def __init__(self, kind: str) -> None:
+        check_choice("kind", kind, KINDS)
         self.kind = kind
         if kind == "minilm":
             self.model, tokenizer = load_minilm("sdpa")
@@ -72,6 +89,8 @@ class Encoder:
             self.tokenize = tokenize
 
     def hidden(self, texts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
+        """The last layer ``(batch, seq, hidden)`` and the attention_mask (1 = real token)."""
+        check_strings("texts", texts)
         batch = self.tokenize(texts)
         out = self.model(
             batch["input_ids"],
@@ -83,12 +102,32 @@ class Encoder:
 
 
 def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """The mean of ``hidden`` ``(batch, seq, size)`` over the positions where ``mask`` ``(batch,
+    seq)`` is 1 or True (Hugging Face's attention_mask: 1 = real token); a row with none gives 0."""
+    check_tensor("hidden", hidden, floating=True, dim=3, axes="(batch, seq, size)")
+    check_tensor("mask", mask, shape=hidden.shape[:2], axes="(batch, seq)")
+    if ((mask != 0) & (mask != 1)).any():
+        raise ValueError(
+            f"mask must hold 0 and 1 (1 = real token), got {mask.unique()[:6].tolist()}"
+        )
     weights = mask.unsqueeze(-1).to(hidden.dtype)
-    return (hidden * weights).sum(1) / weights.sum(1)
+    return (hidden * weights).sum(1) / weights.sum(1).clamp_min(1.0)
 
 
 @torch.no_grad()
 def features(kind: str, encoder: Encoder, rows: list) -> np.ndarray:
+    """The frozen ``encoder``'s features of the ``(sentence, label)`` ``rows``, ``(len(rows), size)``:
+    ``kind`` (of ``FEATURES``) ``"static"`` is the mean of the token table's rows (no [CLS]/[SEP]),
+    ``"frozen_mean"`` the mean of the last layer, ``"frozen_cls"`` its [CLS] vector. An empty
+    sentence has no static token: its static features are 0."""
+    check_choice("kind", kind, FEATURES)
+    check_instance("encoder", encoder, Encoder)
+    check_instance("rows", rows, list, "a list of (sentence, label) pairs")
+    if not rows:
+        raise ValueError("rows must hold at least one (sentence, label) pair, got none")
+    check_strings(
+        "rows' sentences", [row[0] if isinstance(row, tuple | list) else row for row in rows]
+    )
     out = []
     encoder.model.eval()
     for start in range(0, len(rows), 64):

@@ -26,7 +26,9 @@ def _as_array(
     try:
         array = np.asarray(weights, dtype=float)
     except (TypeError, ValueError):
-        raise TypeError(f"weights must be a tensor or array of numbers, got {weights!r:.80}") from None
+        raise TypeError(
+            f"weights must be a tensor or array of numbers, got {weights!r:.80}"
+        ) from None
     shape = f"({', '.join(axes)})"
     if array.ndim != len(axes) or 0 in array.shape[-2:]:
         raise ValueError(

@@ -22,6 +22,16 @@ from torch import nn
 
 from attention_to_bert.bert import BertConfig, BertModel, init_weights
 from attention_to_bert.data.vocabulary import pad_sequences
+from attention_to_bert.validate import (
+    check_instance,
+    check_int,
+    check_ints,
+    check_mask,
+    check_number,
+    check_strings,
+    check_tensor,
+    check_token_ids,
+)
 
 PRETRAINED = Path(__file__).resolve().parent / "pretrained"
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -33,7 +43,10 @@ def sentiment_split(num_test: int = 1000, seed: int = 0) -> tuple[list, list]:
     first ``num_test`` are held out. Pre-training sees only the pool's text (never its labels)."""
     from attention_to_bert.data.sentiment import SOURCES, load_sentences
 
+    check_ints(minimum=0, num_test=num_test, seed=seed)
     pairs = [pair for source in SOURCES for pair in load_sentences(source)]
+    if num_test >= len(pairs):
+        raise ValueError(f"num_test must be < {len(pairs)} (the sentences), got {num_test}")
     random.Random(seed).shuffle(pairs)
     return pairs[num_test:], pairs[:num_test]
 
@@ -51,6 +64,8 @@ def train_wordpiece(texts: list[str], vocab_size: int = 8000) -> Any:
     """A lower-casing WordPiece tokenizer (``tokenizers.Tokenizer``) trained on ``texts``."""
     from tokenizers import BertWordPieceTokenizer
 
+    check_strings("texts", texts)
+    check_int("vocab_size", vocab_size, minimum=len(SPECIAL_TOKENS) + 1)
     tokenizer = BertWordPieceTokenizer(lowercase=True, strip_accents=True)
     tokenizer.train_from_iterator(
         texts, vocab_size=vocab_size, min_frequency=2, special_tokens=list(SPECIAL_TOKENS)
@@ -94,14 +109,11 @@ class BertForPreTraining(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Return ``(mlm_logits, nsp_logits)``. With ``positions`` (bool, the shape of
         ``input_ids``) the vocabulary scores are computed only there, ``(num_true, vocab)``: the
-        cheap way, as only masked positions enter the loss; without, ``(batch, seq, vocab)``."""
+        cheap way, as only masked positions enter the loss; without, ``(batch, seq, vocab)``.
+        ``attention_mask`` is Hugging Face's (1 = real token), as ``BertModel``'s."""
         hidden = self.bert(input_ids, token_type_ids, attention_mask, output_attentions=False)[0]
         if positions is not None:
-            if positions.shape != input_ids.shape or positions.dtype != torch.bool:
-                raise ValueError(
-                    f"positions must be a bool tensor of shape {tuple(input_ids.shape)}, got "
-                    f"{positions.dtype} of shape {tuple(positions.shape)}"
-                )
+            check_mask("positions", positions, tuple(input_ids.shape), "True = score it")
             selected = hidden[positions]
         else:
             selected = hidden
@@ -114,7 +126,13 @@ class BertForPreTraining(nn.Module):
 def encode_texts(tokenizer: Any, texts: list[str], max_length: int) -> torch.Tensor:
     """``[CLS] text [SEP]`` of each text as WordPiece ids, cut to ``max_length`` tokens and padded
     with 0 ([PAD]) to the longest: ``(len(texts), longest)``."""
+    check_strings("texts", texts)
+    check_int("max_length", max_length, minimum=2)  # room for [CLS] and [SEP]
     cls_id, sep_id = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
+    if cls_id is None or sep_id is None:
+        raise ValueError(
+            "tokenizer must know [CLS] and [SEP]: use load_tokenizer() or train_wordpiece"
+        )
     encoded = tokenizer.encode_batch(texts, add_special_tokens=False)
     return pad_sequences([[cls_id, *e.ids[: max_length - 2], sep_id] for e in encoded])
 
@@ -129,7 +147,18 @@ def mask_tokens(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """BERT's masking: choose each non-special token with ``probability``; of those, 80% become
     [MASK], 10% a random token, 10% stay. Returns ``(inputs, labels)``, labels -100 where a token
-    was not chosen. ``input_ids`` is not modified."""
+    was not chosen. ``input_ids`` is not modified. ``special`` (the shape of ``input_ids``) is True
+    where a token may not be chosen ([CLS], [SEP], padding)."""
+    check_int("vocab_size", vocab_size, minimum=len(SPECIAL_TOKENS) + 1)
+    check_token_ids("input_ids", input_ids, vocab_size)
+    check_mask("special", special, tuple(input_ids.shape), "True = never chosen")
+    check_int("mask_id", mask_id, minimum=0)
+    if mask_id >= vocab_size:
+        raise ValueError(f"mask_id must be a token id (< vocab_size={vocab_size}), got {mask_id}")
+    check_instance("generator", generator, torch.Generator)
+    check_number("probability", probability)
+    if not 0 <= probability <= 1:
+        raise ValueError(f"probability must be in [0, 1], got {probability}")
     chosen = (torch.rand(input_ids.shape, generator=generator) < probability) & ~special
     labels = torch.where(chosen, input_ids, torch.full_like(input_ids, IGNORE))
     roll = torch.rand(input_ids.shape, generator=generator)
@@ -153,8 +182,17 @@ class PairSampler:
         max_length: int = 48,
         seed: int = 0,
     ) -> None:
-        if not documents or not any(documents):
+        what = "a list of documents, each a list of sentences (lists of token ids)"
+        check_instance("documents", documents, list, what)
+        if not all(isinstance(d, list) and all(isinstance(s, list) for s in d) for d in documents):
+            raise TypeError(f"documents must be {what}")
+        if not any(documents):
             raise ValueError("documents must hold at least one non-empty document, got none")
+        check_ints(cls_id=cls_id, sep_id=sep_id)  # 0 is [PAD]
+        check_ints(minimum=5, max_length=max_length)  # [CLS] A [SEP] B [SEP]
+        check_int("seed", seed, minimum=0)
+        if cls_id == sep_id:
+            raise ValueError(f"cls_id and sep_id must differ, got {cls_id} for both")
         self.documents = [doc for doc in documents if doc]
         self.multi = [i for i, doc in enumerate(self.documents) if len(doc) > 1]
         self.cls_id, self.sep_id, self.max_length = cls_id, sep_id, max_length
@@ -182,6 +220,7 @@ class PairSampler:
     def batch(self, size: int) -> dict[str, torch.Tensor]:
         """``size`` examples padded to the longest: input_ids, token_type_ids, attention_mask
         (1 = real token), special (True at [CLS]/[SEP]/padding) and nsp_labels."""
+        check_int("size", size)
         examples = [self.example() for _ in range(size)]
         ids = pad_sequences([tokens for tokens, _, _ in examples])
         types = pad_sequences([segments for _, segments, _ in examples])
@@ -202,7 +241,11 @@ def pretraining_losses(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Mask a batch and return ``(mlm_loss, nsp_loss, mlm_correct, nsp_correct)`` (the last two
     are counts of right top-1 guesses, as tensors, and the number of masked tokens / NSP pairs is
-    ``labels != -100`` summed)."""
+    ``labels != -100`` summed). A batch with no masked token has an MLM loss of 0, not NaN."""
+    check_instance("model", model, BertForPreTraining)
+    keys = ("input_ids", "token_type_ids", "attention_mask", "special", "nsp_labels")
+    if not isinstance(batch, dict) or not set(keys) <= set(batch):
+        raise TypeError(f"batch must be a dict with the keys {keys} (PairSampler.batch)")
     vocab_size = model.bert.config.vocab_size
     inputs, labels = mask_tokens(
         batch["input_ids"], batch["special"], mask_id, vocab_size, generator
@@ -210,7 +253,7 @@ def pretraining_losses(
     positions = labels != IGNORE
     mlm, nsp = model(inputs, batch["token_type_ids"], batch["attention_mask"], positions)
     targets = labels[positions]
-    mlm_loss = F.cross_entropy(mlm, targets)
+    mlm_loss = F.cross_entropy(mlm, targets) if len(targets) else mlm.sum() * 0
     nsp_labels = batch["nsp_labels"]
     has_pair = nsp_labels != IGNORE
     nsp_loss = (
@@ -223,6 +266,7 @@ def pretraining_losses(
 
 def load_tokenizer(folder: Path | str = PRETRAINED) -> Any:
     """The book's WordPiece tokenizer (``tokenizers.Tokenizer``) from ``folder/tokenizer.json``."""
+    check_instance("folder", folder, (str, Path))
     from tokenizers import Tokenizer
 
     return Tokenizer.from_file(str(_written(folder, "tokenizer.json")))
@@ -241,6 +285,7 @@ def _written(folder: Path | str, name: str) -> Path:
 def load_pretrained(folder: Path | str = PRETRAINED) -> tuple[BertForPreTraining, Any, dict]:
     """Return ``(model, tokenizer, info)``: the book's pre-trained small BERT with both heads, in
     eval mode, loaded with strict keys; ``info`` is the rest of ``config.json`` (steps, losses)."""
+    check_instance("folder", folder, (str, Path))
     from safetensors.torch import load_file
 
     weights = _written(folder, "model.safetensors")
@@ -254,11 +299,13 @@ def load_pretrained(folder: Path | str = PRETRAINED) -> tuple[BertForPreTraining
 
 def unigram_counts(documents: list[list[list[int]]], vocab_size: int) -> torch.Tensor:
     """How often each token id occurs in the (encoded) corpus: the unigram baseline's model."""
-    counts = torch.zeros(vocab_size, dtype=torch.long)
-    for doc in documents:
-        for sentence in doc:
-            counts += torch.bincount(torch.tensor(sentence, dtype=torch.long), minlength=vocab_size)
-    return counts
+    check_int("vocab_size", vocab_size)
+    ids = [token for doc in documents for sentence in doc for token in sentence]
+    if not all(type(token) is int for token in ids):
+        raise TypeError("documents must be lists of sentences of int token ids")
+    ids = torch.tensor(ids, dtype=torch.long)
+    check_token_ids("documents", ids, vocab_size, axes="(tokens)")
+    return torch.bincount(ids, minlength=vocab_size)
 
 
 @torch.no_grad()
@@ -277,12 +324,14 @@ def evaluate_mlm(
     guessing the corpus's most frequent tokens), and the number of masked tokens. With
     ``bert_rule=True`` the chosen tokens follow training's 80/10/10 rule instead, so 10% of the
     questions show their own answer (the model can copy it): an easier, inflated score."""
-    if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
-        raise TypeError("texts must be a list of str")
+    check_strings("texts", texts)
+    check_ints(batch_size=batch_size, max_length=max_length)
+    check_int("seed", seed, minimum=0)
     texts = [t for t in texts if t.strip()]
     if not texts:
         raise ValueError("texts must hold at least one non-empty text, got none")
     vocab = tokenizer.get_vocab()
+    check_tensor("unigram", unigram, shape=(len(vocab),), axes="(vocab_size,)")
     cls_id, sep_id, mask_id = vocab["[CLS]"], vocab["[SEP]"], vocab["[MASK]"]
     max_length = min(max_length, model.bert.config.max_position_embeddings)
     generator = torch.Generator().manual_seed(seed)

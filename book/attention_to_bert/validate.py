@@ -26,7 +26,8 @@ def check_ints(minimum: int = 1, **values: object) -> None:
 def check_instance(name: str, value: object, kind: type | tuple[type, ...], what: str = "") -> None:
     """An instance of ``kind`` (``what`` names it in the message, such as "a list of str")."""
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        what = what or "a " + getattr(kind, "__name__", " or ".join(k.__name__ for k in kind))
+        names = [k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,))]
+        what = what or "a " + " or ".join(names)
         raise TypeError(f"{name} must be {what}, got {type(value).__name__}")
 
 
