@@ -47,10 +47,8 @@ def splits() -> tuple[list, list, list]:
 def training_set(pool: list, size: int, seed: int) -> list:
     """``size`` rows of ``pool`` drawn (without replacement) with ``seed``."""
     check_instance("pool", pool, list)
-    check_int("size", size)
+    check_int("size", size, 1, len(pool))
     check_int("seed", seed, minimum=0)
-    if size > len(pool):
-        raise ValueError(f"size must be at most len(pool) = {len(pool)}, got {size}")
     rows = list(pool)
     random.Random(seed).shuffle(rows)
     return rows[:size]

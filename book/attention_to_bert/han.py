@@ -144,9 +144,7 @@ class HierarchicalAttentionNetwork(nn.Module):
         check_choice("score", score, SCORES)
         check_ints(vocab_size=vocab_size, num_classes=num_classes, embedding_size=embedding_size)
         check_ints(hidden_size=hidden_size, attention_size=attention_size)
-        check_int("pad_id", pad_id, minimum=0)
-        if pad_id >= vocab_size:
-            raise ValueError(f"pad_id must be a token id (< vocab_size={vocab_size}), got {pad_id}")
+        check_int("pad_id", pad_id, 0, vocab_size - 1)
         self.pad_id = pad_id
         self.embedding = nn.Embedding(vocab_size, embedding_size, padding_idx=pad_id)
         self.word_encoder = BiGRUEncoder(embedding_size, hidden_size)

@@ -91,22 +91,19 @@ def combine_masks(
         mask = key_padding_mask[:, None, None, :]
     if attn_mask is not None:
         check_mask("attn_mask", attn_mask, hint=_HINT, device=device)
-        layouts = {  # with one head, (batch * heads, ...) is (batch, ...): a dict keeps one
-            (query_len, key_len): ("(query_len, key_len)", lambda m: m[None, None]),
-            (batch, query_len, key_len): ("(batch, query_len, key_len)", lambda m: m[:, None]),
-            (batch * heads, query_len, key_len): (
-                "(batch * heads, query_len, key_len)",
-                lambda m: m.view(batch, heads, query_len, key_len),
-            ),
-            (batch, heads, query_len, key_len): ("(batch, heads, query_len, key_len)", lambda m: m),
+        layouts = {  # with one head, (batch * heads, ...) is (batch, ...)
+            (query_len, key_len): lambda m: m[None, None],
+            (batch, query_len, key_len): lambda m: m[:, None],
+            (batch * heads, query_len, key_len): lambda m: m.view(batch, heads, query_len, key_len),
+            (batch, heads, query_len, key_len): lambda m: m,
         }
         if tuple(attn_mask.shape) not in layouts:
-            allowed = [f"{name} = {shape}" for shape, (name, _) in layouts.items()]
             raise ValueError(
-                f"attn_mask must have shape {', '.join(allowed[:-1])} or {allowed[-1]}, "
-                f"got {tuple(attn_mask.shape)}"
+                f"attn_mask must have shape (query_len, key_len) = {(query_len, key_len)}, (batch, "
+                f"query_len, key_len), (batch * heads, query_len, key_len) or (batch, heads, "
+                f"query_len, key_len) = {(batch, heads, query_len, key_len)}, got {tuple(attn_mask.shape)}"
             )
-        attn_mask = layouts[tuple(attn_mask.shape)][1](attn_mask)
+        attn_mask = layouts[tuple(attn_mask.shape)](attn_mask)
         mask = attn_mask if mask is None else mask | attn_mask
     return mask
 

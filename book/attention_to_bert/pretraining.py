@@ -23,11 +23,11 @@ from torch import nn
 from attention_to_bert.bert import BertConfig, BertModel, init_weights
 from attention_to_bert.data.vocabulary import pad_sequences
 from attention_to_bert.validate import (
+    check_fraction,
     check_instance,
     check_int,
     check_ints,
     check_mask,
-    check_number,
     check_strings,
     check_tensor,
     check_token_ids,
@@ -43,10 +43,9 @@ def sentiment_split(num_test: int = 1000, seed: int = 0) -> tuple[list, list]:
     first ``num_test`` are held out. Pre-training sees only the pool's text (never its labels)."""
     from attention_to_bert.data.sentiment import SOURCES, load_sentences
 
-    check_ints(minimum=0, num_test=num_test, seed=seed)
+    check_int("seed", seed, minimum=0)
     pairs = [pair for source in SOURCES for pair in load_sentences(source)]
-    if num_test >= len(pairs):
-        raise ValueError(f"num_test must be < {len(pairs)} (the sentences), got {num_test}")
+    check_int("num_test", num_test, 0, len(pairs) - 1)
     random.Random(seed).shuffle(pairs)
     return pairs[num_test:], pairs[:num_test]
 
@@ -152,13 +151,9 @@ def mask_tokens(
     check_int("vocab_size", vocab_size, minimum=len(SPECIAL_TOKENS) + 1)
     check_token_ids("input_ids", input_ids, vocab_size)
     check_mask("special", special, tuple(input_ids.shape), "True = never chosen")
-    check_int("mask_id", mask_id, minimum=0)
-    if mask_id >= vocab_size:
-        raise ValueError(f"mask_id must be a token id (< vocab_size={vocab_size}), got {mask_id}")
+    check_int("mask_id", mask_id, 0, vocab_size - 1)
     check_instance("generator", generator, torch.Generator)
-    check_number("probability", probability)
-    if not 0 <= probability <= 1:
-        raise ValueError(f"probability must be in [0, 1], got {probability}")
+    check_fraction("probability", probability, one=True)
     chosen = (torch.rand(input_ids.shape, generator=generator) < probability) & ~special
     labels = torch.where(chosen, input_ids, torch.full_like(input_ids, IGNORE))
     roll = torch.rand(input_ids.shape, generator=generator)

@@ -53,10 +53,8 @@ class Seq2SeqTransformer(nn.Module):
         check_ints(src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size)
         check_ints(d_model=d_model, num_layers=num_layers, max_len=max_len)
         special_ids = {"pad_id": pad_id, "bos_id": bos_id, "eos_id": eos_id}
-        check_ints(minimum=0, **special_ids)
-        for name, value in special_ids.items():
-            if value >= min(src_vocab_size, tgt_vocab_size):
-                raise ValueError(f"{name} must be a token id of both vocabularies, got {value}")
+        for name, value in special_ids.items():  # a token id of both vocabularies
+            check_int(name, value, 0, min(src_vocab_size, tgt_vocab_size) - 1)
         if len(set(special_ids.values())) < 3:
             raise ValueError(
                 f"pad_id, bos_id and eos_id must be three different ids, got {special_ids}"

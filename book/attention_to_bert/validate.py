@@ -9,18 +9,19 @@ from torch import Tensor
 _DTYPE_NAMES = {torch.long: "torch.long", torch.bool: "torch.bool"}
 
 
-def check_int(name: str, value: object, minimum: int = 1) -> None:
-    """An ``int`` (not a bool) that is at least ``minimum``."""
-    check_ints(minimum, **{name: value})
+def check_int(name: str, value: object, minimum: int = 1, maximum: int | None = None) -> None:
+    """An ``int`` (not a bool) that is at least ``minimum`` (and at most ``maximum``)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < minimum or (maximum is not None and value > maximum):
+        bound = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
+        raise ValueError(f"{name} must be {bound}, got {value}")
 
 
 def check_ints(minimum: int = 1, **values: object) -> None:
     """``check_int`` for each keyword argument: ``check_ints(num_heads=num_heads, d_ff=d_ff)``."""
     for name, value in values.items():
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-        if value < minimum:
-            raise ValueError(f"{name} must be >= {minimum}, got {value}")
+        check_int(name, value, minimum)
 
 
 def check_instance(name: str, value: object, kind: type | tuple[type, ...], what: str = "") -> None:
@@ -51,11 +52,11 @@ def check_strings(name: str, value: object) -> None:
         raise TypeError(f"{name} must be a list of strings (put one string in [...]), got {got}")
 
 
-def check_fraction(name: str, value: object) -> None:
-    """A number in ``[0, 1)``, such as a dropout rate."""
+def check_fraction(name: str, value: object, one: bool = False) -> None:
+    """A number in ``[0, 1)``, such as a dropout rate, or in ``[0, 1]`` if ``one``."""
     check_number(name, value)
-    if not 0 <= value < 1:
-        raise ValueError(f"{name} must be in [0, 1), got {value}")
+    if not 0 <= value <= 1 or (value == 1 and not one):
+        raise ValueError(f"{name} must be in [0, 1{']' if one else ')'}, got {value}")
 
 
 def check_number(name: str, value: object, positive: bool = False) -> None:
