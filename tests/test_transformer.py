@@ -14,7 +14,7 @@ from attention_to_bert.transformer import DecoderLayer, EncoderLayer, Transforme
 
 
 def test_from_torch_refuses_what_it_cannot_copy():
-    with pytest.raises(TypeError, match="expected an nn.MultiheadAttention, got Linear"):
+    with pytest.raises(TypeError, match="m must be an nn.MultiheadAttention, got Linear"):
         MultiHeadAttention.from_torch(nn.Linear(4, 4))
     with pytest.raises(ValueError, match="kdim/vdim"):
         MultiHeadAttention.from_torch(nn.MultiheadAttention(8, 2, kdim=4, vdim=4, batch_first=True))

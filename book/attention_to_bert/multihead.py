@@ -12,7 +12,7 @@ from torch import nn
 from attention_to_bert.masks import attends_to_nothing, combine_masks, masked_softmax, weighted_sum
 from attention_to_bert.masks import causal_mask as causal_mask  # re-exported for chapter 5
 from attention_to_bert.masks import padding_mask_from_ids as padding_mask_from_ids  # re-exported
-from attention_to_bert.validate import check_fraction, check_int, check_tensor
+from attention_to_bert.validate import check_fraction, check_instance, check_int, check_tensor
 
 
 def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
@@ -140,8 +140,7 @@ class MultiHeadAttention(nn.Module):
     @classmethod
     def from_torch(cls, m: nn.MultiheadAttention) -> MultiHeadAttention:
         """A copy of ``m`` (weights, dropout, dtype, mode), to compare with it at ``batch_first=True``."""
-        if not isinstance(m, nn.MultiheadAttention):
-            raise TypeError(f"expected an nn.MultiheadAttention, got {type(m).__name__}")
+        check_instance("m", m, nn.MultiheadAttention, "an nn.MultiheadAttention")
         if not m._qkv_same_embed_dim or m.bias_k is not None or m.add_zero_attn:
             raise ValueError(
                 "only nn.MultiheadAttention without kdim/vdim, add_bias_kv or add_zero_attn can be copied"
@@ -164,5 +163,8 @@ def copy_torch_weights(ours: nn.Module, twin: nn.Module) -> nn.Module:
         else:
             state[name] = tensor
     ours = ours.to(next(twin.parameters()))  # the twin's dtype and device
-    ours.load_state_dict(state, strict=True)
+    try:
+        ours.load_state_dict(state, strict=True)
+    except RuntimeError as error:
+        raise ValueError(f"twin must be the torch.nn twin of ours, got {error}") from None
     return ours.train(twin.training)

@@ -135,10 +135,12 @@ class Decoder(nn.Module):
 
     def start(self, encoder_final: Tensor) -> Tensor:
         """The first decoder state ``s_0 = tanh(W_init h_final + b_init)``."""
+        check_tensor("encoder_final", encoder_final, floating=True, dim=2, axes="(batch, H)")
         return torch.tanh(self.init_state(encoder_final))
 
     def project_keys(self, encoder_outputs: Tensor) -> Tensor:
         """The keys as the score meets them: ``W_k h_j`` (additive), ``W h_j`` (general) or ``h_j``."""
+        check_tensor("encoder_outputs", encoder_outputs, floating=True, dim=3, axes="(batch, S, H)")
         if isinstance(self.score, nn.Module):
             return self.score.key_projection(encoder_outputs)
         return encoder_outputs

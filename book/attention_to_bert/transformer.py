@@ -13,7 +13,7 @@ from attention_to_bert.multihead import MultiHeadAttention, copy_torch_weights
 from attention_to_bert.multihead import causal_mask as causal_mask  # re-exported for chapter 6
 from attention_to_bert.outputs import TransformerOutput
 from attention_to_bert.positional import PositionalEncoding as PositionalEncoding  # re-exported
-from attention_to_bert.validate import check_int, check_number
+from attention_to_bert.validate import check_instance, check_int, check_number, check_tensor
 
 Mask = Tensor | None
 
@@ -65,8 +65,7 @@ class _PostLNLayer(nn.Module):
     @classmethod
     def from_torch(cls, layer: nn.Module) -> _PostLNLayer:
         """A new layer with the weights, dropout, dtype and mode of a post-LN, ReLU ``torch.nn`` twin."""
-        if not isinstance(layer, cls._twin):
-            raise TypeError(f"expected an nn.{cls._twin.__name__}, got {type(layer).__name__}")
+        check_instance("layer", layer, cls._twin, f"an nn.{cls._twin.__name__}")
         _check_post_ln_relu(layer)
         sizes = (layer.linear1.in_features, layer.self_attn.num_heads, layer.linear1.out_features)
         ours = cls(*sizes, dropout=layer.dropout.p, layer_norm_eps=layer.norm1.eps)
@@ -155,6 +154,7 @@ class Transformer(nn.Module):
         self, src: Tensor, *, src_mask: Mask = None, src_key_padding_mask: Mask = None
     ) -> tuple[Tensor, list[Tensor | None]]:
         """Run the encoder: ``(memory, [self-attention weights of each layer])``."""
+        check_tensor("src", src, floating=True, dim=3, axes="(batch, src_len, d_model)")
         weights, masks = [], {"src_mask": src_mask, "src_key_padding_mask": src_key_padding_mask}
         for layer in self.encoder_layers:
             src, layer_weights = layer(src, **masks)
@@ -172,6 +172,8 @@ class Transformer(nn.Module):
         memory_key_padding_mask: Mask = None,
     ) -> tuple[Tensor, list[Tensor | None], list[Tensor | None]]:
         """Run the decoder: ``(output, [self-attention weights], [cross-attention weights])``, one per layer."""
+        check_tensor("tgt", tgt, floating=True, dim=3, axes="(batch, tgt_len, d_model)")
+        check_tensor("memory", memory, floating=True, dim=3, axes="(batch, src_len, d_model)")
         self_weights, cross_weights = [], []
         masks = {"tgt_mask": tgt_mask, "memory_mask": memory_mask}
         masks |= {"tgt_key_padding_mask": tgt_key_padding_mask}
@@ -206,8 +208,7 @@ class Transformer(nn.Module):
     @classmethod
     def from_torch(cls, m: nn.Transformer) -> Transformer:
         """A new ``Transformer`` with the weights, dropout, dtype and mode of ``m`` (post-LN, ReLU)."""
-        if not isinstance(m, nn.Transformer):
-            raise TypeError(f"expected an nn.Transformer, got {type(m).__name__}")
+        check_instance("m", m, nn.Transformer, "an nn.Transformer")
         if m.encoder.norm is None or m.decoder.norm is None:
             raise ValueError("nn.Transformer without final encoder/decoder norms is not supported")
         for layer in (*m.encoder.layers, *m.decoder.layers):

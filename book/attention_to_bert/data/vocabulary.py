@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 
 import torch
 
-from attention_to_bert.validate import check_int, check_strings
+from attention_to_bert.validate import check_instance, check_int, check_strings
 
 PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<bos>", "<eos>"
 SPECIALS = (PAD, UNK, BOS, EOS)
@@ -37,12 +37,14 @@ class Vocabulary:
 
     def id(self, token: str) -> int:
         """The id of ``token``; unknown tokens map to ``<unk>``."""
+        check_instance("token", token, str)
         return self.stoi.get(token, self.stoi[UNK])
 
     def encode(
         self, tokens: Iterable[str], add_bos: bool = False, add_eos: bool = False
     ) -> list[int]:
         """Token ids of ``tokens``, optionally framed by ``<bos>`` and ``<eos>``."""
+        check_instance("tokens", tokens, Iterable, "an iterable of str")
         ids = [self.id(token) for token in tokens]
         if add_bos:
             ids.insert(0, self.stoi[BOS])
