@@ -16,7 +16,7 @@ import bertviz
 import torch
 from IPython.display import display
 
-from attention_to_bert.validate import check_callable, check_int
+from attention_to_bert.validate import check_instance, check_int
 
 JAVASCRIPT = Path(__file__).resolve().parent / "javascript"
 LIBRARIES = {"d3": "d3/d3.min.js", "jQuery": "jquery/jquery.min.js"}
@@ -45,7 +45,7 @@ def libraries_script() -> str:
 
 def view_html(view: Callable[..., Any], *args: Any, decimals: int | None = 3, **kwargs: Any) -> str:
     """The HTML of a bertviz ``view`` (``bertviz.head_view`` or ``model_view``) that works offline."""
-    check_callable("view", view, "view(attention, tokens, html_action='return')")
+    check_instance("view", view, Callable, "a bertviz view such as bertviz.head_view")
     if decimals is not None:
         check_int("decimals", decimals, minimum=0)
     _attention_sets(args, kwargs)  # checked before bertviz reads them

@@ -105,19 +105,16 @@ def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     check_tensor("hidden", hidden, floating=True, dim=3, axes="(batch, seq, size)")
     check_tensor("mask", mask, shape=hidden.shape[:2], axes="(batch, seq)")
     if ((mask != 0) & (mask != 1)).any():
-        raise ValueError(
-            f"mask must hold 0 and 1 (1 = real token), got {mask.unique()[:6].tolist()}"
-        )
+        raise ValueError(f"mask must hold 0 and 1 (1 = real token), got {mask.unique().tolist()}")
     weights = mask.unsqueeze(-1).to(hidden.dtype)
     return (hidden * weights).sum(1) / weights.sum(1).clamp_min(1.0)
 
 
 @torch.no_grad()
 def features(kind: str, encoder: Encoder, rows: list) -> np.ndarray:
-    """The frozen ``encoder``'s features of the ``(sentence, label)`` ``rows``, ``(len(rows), size)``:
-    ``kind`` (of ``FEATURES``) ``"static"`` is the mean of the token table's rows (no [CLS]/[SEP]),
-    ``"frozen_mean"`` the mean of the last layer, ``"frozen_cls"`` its [CLS] vector. An empty
-    sentence has no static token: its static features are 0."""
+    """The frozen ``encoder``'s features ``(len(rows), size)`` of ``(sentence, label)`` ``rows``:
+    ``kind`` ``"static"``, the mean of the token table's rows (no [CLS]/[SEP]; 0 for an empty
+    sentence), ``"frozen_mean"``, the mean of the last layer, or ``"frozen_cls"``, its [CLS]."""
     check_choice("kind", kind, FEATURES)
     check_instance("encoder", encoder, Encoder)
     check_instance("rows", rows, list, "a list of (sentence, label) pairs")

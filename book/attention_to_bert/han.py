@@ -32,8 +32,7 @@ POOLINGS = ("attention", "mean")
 
 
 def _check_padded(name: str, values: Tensor, padding_mask: Tensor) -> None:
-    """``values`` ``(batch, length, features)`` and its ``padding_mask`` ``(batch, length)``, True =
-    padding."""
+    """``values`` ``(batch, length, features)``, ``padding_mask`` ``(batch, length)`` (True = padding)."""
     check_tensor(name, values, floating=True, dim=3, axes="(batch, length, features)")
     check_mask("padding_mask", padding_mask, tuple(values.shape[:2]), "True = padding")
 
@@ -41,10 +40,9 @@ def _check_padded(name: str, values: Tensor, padding_mask: Tensor) -> None:
 class BiGRUEncoder(nn.Module):
     """A bidirectional GRU over padded sequences: ``(batch, length, input_size) -> (batch, length, 2 * hidden_size)``.
 
-    ``forward(inputs, padding_mask)``, ``padding_mask`` ``(batch, length)`` True = padding. The real
-    elements are moved to the front (in order) and packed, so the GRUs read only them, wherever the
-    padding is, and the backward GRU starts at the last real element; padded positions of the output
-    are 0. A sequence of length 0 (all padding) gives zeros.
+    ``forward(inputs, padding_mask)`` (True = padding): the real elements are packed in their order,
+    wherever the padding is, so the GRUs read only them; padded positions of the output are 0, and
+    a sequence of length 0 (all padding) gives zeros.
     """
 
     def __init__(self, input_size: int, hidden_size: int) -> None:

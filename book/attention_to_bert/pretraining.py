@@ -128,10 +128,6 @@ def encode_texts(tokenizer: Any, texts: list[str], max_length: int) -> torch.Ten
     check_strings("texts", texts)
     check_int("max_length", max_length, minimum=2)  # room for [CLS] and [SEP]
     cls_id, sep_id = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
-    if cls_id is None or sep_id is None:
-        raise ValueError(
-            "tokenizer must know [CLS] and [SEP]: use load_tokenizer() or train_wordpiece"
-        )
     encoded = tokenizer.encode_batch(texts, add_special_tokens=False)
     return pad_sequences([[cls_id, *e.ids[: max_length - 2], sep_id] for e in encoded])
 

@@ -146,8 +146,7 @@ class Decoder(nn.Module):
         return encoder_outputs
 
     def _check_memory(self, state, encoder_outputs, encoder_final, source_mask, keys) -> None:
-        """The encoder's outputs ``(batch, S, encoder_size)`` and final state, the decoder state
-        ``(batch, hidden_size)``, the padding mask ``(batch, S)`` and the keys, if given."""
+        """The inputs of a step (``state``: None before ``start``; ``keys``: None if not given)."""
         dtype, size = self.init_state.weight.dtype, self.init_state.in_features
         check_tensor("encoder_outputs", encoder_outputs, dim=3, axes="(batch, S, H)")
         batch, length = encoder_outputs.shape[:2]
@@ -244,9 +243,12 @@ class Decoder(nn.Module):
         and the attention weights ``(batch, T, source_len)`` (``None`` without attention);
         ``source_mask`` ``(batch, source_len)`` is True at padding."""
         check_token_ids("target_in", target_in, self.embedding.num_embeddings, "(batch, T)")
-        if target_in.shape[1] == 0:
-            raise ValueError("target_in must hold at least one step (<bos>), got shape (batch, 0)")
         self._check_memory(None, encoder_outputs, encoder_final, source_mask, None)
+        if target_in.shape[1] == 0 or len(target_in) != len(encoder_outputs):
+            rows = f"{len(encoder_outputs)} rows (one a source)"
+            raise ValueError(
+                f"target_in must have {rows} of >= 1 step, got {tuple(target_in.shape)}"
+            )
         # The same computation as calling ``step`` T times, arranged for speed: the keys are projected and
         # the embeddings of all steps looked up once, and the output layer, which does not feed back into
         # the recurrence, is applied once to all steps after the loop.
@@ -309,12 +311,6 @@ class Seq2Seq(nn.Module):
         self, source: Tensor, lengths: Tensor, target_in: Tensor
     ) -> tuple[Tensor, Tensor | None]:
         """Teacher-forced logits ``(batch, T, target_vocab)`` and attention weights ``(batch, T, S)`` (or None)."""
-        vocab_size = self.decoder.embedding.num_embeddings
-        check_token_ids("target_in", target_in, vocab_size, axes="(batch, target_len)")
-        if target_in.shape[0] != source.shape[0]:
-            raise ValueError(
-                f"target_in has {target_in.shape[0]} rows but source has {source.shape[0]}"
-            )
         outputs, final, mask = self.encode(source, lengths)
         return self.decoder(target_in, outputs, final, mask)
 

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from attention_to_bert.validate import check_callable, check_instance, check_int, check_number
+from attention_to_bert.validate import check_instance, check_int, check_number
 
 
 def set_seed(seed: int = 0, num_threads: int | None = 2) -> None:
@@ -60,15 +60,15 @@ def train(
     stops training with a ValueError (lower the learning rate), before it reaches the weights.
     """
     check_instance("model", model, nn.Module)
-    check_callable("batches", batches, "batches() -> an iterable of batches (e.g. lambda: rows)")
-    check_callable("loss_fn", loss_fn, "loss_fn(model, batch) -> loss")
+    check_instance("batches", batches, Callable, "a function that returns batches (lambda: rows)")
+    check_instance("loss_fn", loss_fn, Callable, "a function: loss_fn(model, batch) -> loss")
     check_instance("optimizer", optimizer, torch.optim.Optimizer)
     check_int("epochs", epochs)
     check_int("log_every", log_every, minimum=0)
     if clip_grad_norm is not None:
         check_number("clip_grad_norm", clip_grad_norm, positive=True)
     if evaluate is not None:
-        check_callable("evaluate", evaluate, "evaluate(model) -> a number")
+        check_instance("evaluate", evaluate, Callable, "a function: evaluate(model) -> a number")
     losses: list[float] = []
     start = time.perf_counter()
 

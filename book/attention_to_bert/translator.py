@@ -14,13 +14,7 @@ from attention_to_bert.masks import causal_mask, padding_mask_from_ids
 from attention_to_bert.outputs import Seq2SeqTransformerOutput
 from attention_to_bert.positional import PositionalEncoding
 from attention_to_bert.transformer import Transformer
-from attention_to_bert.validate import (
-    check_int,
-    check_ints,
-    check_number,
-    check_tensor,
-    check_token_ids,
-)
+from attention_to_bert.validate import check_ints, check_number, check_tensor, check_token_ids
 
 _SPECIAL_IDS = Vocabulary([]).stoi  # where data.Vocabulary puts <pad>, <bos> and <eos>
 
@@ -53,8 +47,7 @@ class Seq2SeqTransformer(nn.Module):
         check_ints(src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size)
         check_ints(d_model=d_model, num_layers=num_layers, max_len=max_len)
         special_ids = {"pad_id": pad_id, "bos_id": bos_id, "eos_id": eos_id}
-        for name, value in special_ids.items():  # a token id of both vocabularies
-            check_int(name, value, 0, min(src_vocab_size, tgt_vocab_size) - 1)
+        check_ints(0, min(src_vocab_size, tgt_vocab_size) - 1, **special_ids)  # ids of both
         if len(set(special_ids.values())) < 3:
             raise ValueError(
                 f"pad_id, bos_id and eos_id must be three different ids, got {special_ids}"
@@ -148,7 +141,7 @@ def noam_schedule(d_model: int, warmup_steps: int, factor: float = 1.0) -> Calla
     check_number("factor", factor, positive=True)
 
     def rate(step: int) -> float:
-        check_int("step", step, minimum=0)
+        check_ints(minimum=0, step=step)
         step = max(step, 1)
         return factor * d_model**-0.5 * min(step**-0.5, step * warmup_steps**-1.5)
 

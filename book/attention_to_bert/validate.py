@@ -18,24 +18,19 @@ def check_int(name: str, value: object, minimum: int = 1, maximum: int | None = 
         raise ValueError(f"{name} must be {bound}, got {value}")
 
 
-def check_ints(minimum: int = 1, **values: object) -> None:
+def check_ints(minimum: int = 1, maximum: int | None = None, **values: object) -> None:
     """``check_int`` for each keyword argument: ``check_ints(num_heads=num_heads, d_ff=d_ff)``."""
     for name, value in values.items():
-        check_int(name, value, minimum)
+        check_int(name, value, minimum, maximum)
 
 
 def check_instance(name: str, value: object, kind: type | tuple[type, ...], what: str = "") -> None:
-    """An instance of ``kind`` (``what`` names it in the message, such as "a list of str")."""
+    """An instance of ``kind`` (a class, a tuple of them, or ``collections.abc.Callable``);
+    ``what`` names it in the message, such as "a list of str"."""
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         names = [k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,))]
         what = what or "a " + " or ".join(names)
         raise TypeError(f"{name} must be {what}, got {type(value).__name__}")
-
-
-def check_callable(name: str, value: object, usage: str) -> None:
-    """A function (or other callable), used as ``usage``: ``"loss_fn(model, batch)"``."""
-    if not callable(value):
-        raise TypeError(f"{name} must be callable as {usage}, got {type(value).__name__}")
 
 
 def check_choice(name: str, value: object, choices: tuple) -> None:
