@@ -160,3 +160,18 @@ def test_bad_input_gives_clear_errors():
         ContextAttention(6, 4)(torch.randn(5, 6), torch.zeros(5, dtype=torch.bool))
     with pytest.raises(ValueError, match=r"values must have shape"):
         MeanPooling()(torch.randn(5, 6), torch.zeros(5, dtype=torch.bool))
+
+
+def test_padding_anywhere_is_skipped_like_padding_at_the_end():
+    """An empty sentence in the middle of a document, or a padded word in the middle of a sentence,
+    is never read: the same logits as the document with its padding moved to the end, and the
+    empty sentence gets weight 0 (before issue 34 the GRU read the empty sentence instead)."""
+    torch.manual_seed(0)
+    model = HierarchicalAttentionNetwork(VOCAB, hidden_size=4, embedding_size=3).eval()
+    gaps = torch.tensor([[[3, 0, 4, 5], [0, 0, 0, 0], [6, 7, 0, 0], [8, 0, 0, 9]]])
+    packed = torch.tensor([[[3, 4, 5, 0], [6, 7, 0, 0], [8, 9, 0, 0], [0, 0, 0, 0]]])
+    with torch.no_grad():
+        a, b = model(gaps), model(packed)
+    assert torch.allclose(a.logits, b.logits, atol=1e-6)
+    assert torch.allclose(a.sentence_weights[0, [0, 2, 3, 1]], b.sentence_weights[0], atol=1e-6)
+    assert a.sentence_weights[0, 1] == 0 and a.word_weights[0, 0, 1] == 0

@@ -119,3 +119,16 @@ def test_attends_to_nothing_marks_fully_masked_rows():
 def test_masked_softmax_refuses_a_mask_on_another_device():
     with pytest.raises(ValueError, match="mask must be on the inputs' device cpu, got meta"):
         masked_softmax(torch.randn(2, 3), torch.zeros(2, 3, dtype=torch.bool, device="meta"))
+
+
+def test_a_wrong_attn_mask_with_one_head_gets_the_shapes_in_its_error():
+    """With one head, (batch * heads, q, k) is (batch, q, k): the message used to fail in zip()."""
+    with pytest.raises(
+        ValueError, match=r"attn_mask must have shape \(query_len, key_len\) = \(5, 5\)"
+    ):
+        combine_masks(2, 5, 5, 1, attn_mask=torch.zeros(3, 3, dtype=torch.bool))
+
+
+def test_a_row_of_minus_infinity_counts_as_masked():
+    weights = masked_softmax(torch.tensor([[float("-inf")] * 3, [0.0, float("-inf"), 0.0]]))
+    assert torch.equal(weights, torch.tensor([[0.0, 0.0, 0.0], [0.5, 0.0, 0.5]]))

@@ -245,3 +245,31 @@ def test_evaluate_mlm_shows_every_question_as_mask_so_copying_scores_nothing():
     # training's 80/10/10 rule leaves about 10% of the questions unchanged: copying scores there
     inflated = pretraining.evaluate_mlm(copier, tokenizer, texts, unigram, bert_rule=True)
     assert 0.04 < inflated["top1"] < 0.2
+
+
+def test_pretraining_losses_are_finite_when_no_token_is_masked():
+    """One two-token sentence: most draws of 15% choose no token; the MLM loss is then 0, not NaN,
+    and it still has a gradient (issue 34)."""
+    model, generator = tiny(), torch.Generator().manual_seed(0)
+    ids = torch.tensor([[2, 7, 8, 3]])
+    batch = dict(
+        input_ids=ids,
+        token_type_ids=torch.zeros_like(ids),
+        attention_mask=torch.ones_like(ids),
+        special=torch.tensor([[True, False, False, True]]),
+        nsp_labels=torch.tensor([-100]),
+    )
+    draws = [pretraining.pretraining_losses(model, batch, 4, generator) for _ in range(8)]
+    empty = [draw for draw in draws if draw[2] == 0 and draw[0] == 0]
+    assert empty and all(torch.isfinite(torch.stack(draw[:2])).all() for draw in draws)
+    empty[0][0].backward()
+
+
+def test_mean_pool_of_a_row_without_tokens_is_zero():
+    from attention_to_bert.finetuning import mean_pool
+
+    hidden = torch.randn(2, 3, 4)
+    pooled = mean_pool(hidden, torch.tensor([[1, 1, 0], [0, 0, 0]]))
+    assert torch.allclose(pooled[0], hidden[0, :2].mean(0)) and torch.equal(
+        pooled[1], torch.zeros(4)
+    )

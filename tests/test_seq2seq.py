@@ -237,3 +237,20 @@ def test_fit_prints_evaluate_in_its_log_every_log_every_steps(vocabs, capsys):
     assert len(losses) == 12 and calls == [False, False]
     log = capsys.readouterr().out.splitlines()
     assert len(log) == 2 and "eval 0.2500" in log[0] and "eval 0.5000" in log[1]
+
+
+def test_translate_gives_the_same_output_at_any_batch_size(vocabs):
+    """An untrained model rarely says <eos>, so its outputs run to the cap, which is each source's
+    own length + 2 tokens, not the longest source's in its batch (issue 34)."""
+    model = model_for(vocabs).float()
+    sources = ["3 jun 2004", "1.1.2000", "sunday, july 8, 2035", "may 1 2001"]
+    alone = translate(model, sources, batch_size=1)
+    assert translate(model, sources, batch_size=1000) == alone
+    assert all(len(out) <= len(source) + 2 for out, source in zip(alone, sources, strict=True))
+
+
+def test_greedy_decode_of_no_sentence_gives_float_weights(vocabs):
+    model = model_for(vocabs)
+    tokens, weights = greedy_decode(model, torch.ones(0, 4, dtype=torch.long))
+    assert tokens.shape == (0, 0) and weights.shape == (0, 0, 4)
+    assert weights.dtype == torch.float64  # the model's, as for any other batch

@@ -117,3 +117,33 @@ def test_train_rejects_zero_epochs():
         train(
             model, lambda: [], lambda m, b: 0, torch.optim.SGD(model.parameters(), lr=0.1), epochs=0
         )
+
+
+def test_train_stops_on_a_nan_loss_before_it_reaches_the_weights():
+    model = nn.Linear(2, 1)
+    before = model.weight.detach().clone()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    with pytest.raises(ValueError, match="loss_fn returned nan at epoch 1, step 1"):
+        train(model, lambda: [torch.ones(1, 2)], lambda m, b: m(b).sum() * np.nan, optimizer)
+    assert torch.equal(model.weight, before)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"batches": [1]}, "batches must be a function"),
+        ({"clip_grad_norm": -1.0}, "clip_grad_norm must be a finite number > 0"),
+        ({"optimizer": None}, "optimizer must be a torch.optim optimizer"),
+        ({"log_every": -1}, "log_every must be >= 0"),
+    ],
+)
+def test_train_checks_its_arguments(change, message):
+    model = nn.Linear(2, 1)
+    arguments = dict(
+        model=model,
+        batches=lambda: [torch.ones(1, 2)],
+        loss_fn=lambda m, b: m(b).sum(),
+        optimizer=torch.optim.SGD(model.parameters(), lr=0.1),
+    )
+    with pytest.raises((TypeError, ValueError), match=message):
+        train(**arguments | change)

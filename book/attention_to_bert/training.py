@@ -62,7 +62,7 @@ def train(
     check_instance("model", model, nn.Module)
     check_instance("batches", batches, Callable, "a function that returns batches (lambda: rows)")
     check_instance("loss_fn", loss_fn, Callable, "a function: loss_fn(model, batch) -> loss")
-    check_instance("optimizer", optimizer, torch.optim.Optimizer)
+    check_instance("optimizer", optimizer, torch.optim.Optimizer, "a torch.optim optimizer")
     check_int("epochs", epochs)
     check_int("log_every", log_every, minimum=0)
     if clip_grad_norm is not None:
