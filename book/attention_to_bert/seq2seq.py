@@ -208,7 +208,7 @@ class Decoder(nn.Module):
         source_mask: Tensor,
         keys: Tensor | None = None,
     ) -> tuple[Tensor, Tensor, Tensor | None]:
-        """One decoder step: returns the logits ``(batch, vocab)``, the new state and the attention weights."""
+        """One decoder step (``source_mask``: True = padding): the logits ``(batch, vocab)``, state, weights."""
         vocab_size = self.embedding.num_embeddings
         check_token_ids("previous_token", previous_token, vocab_size, axes="(batch)")
         self._check_memory(state, encoder_outputs, encoder_final, source_mask, keys)
@@ -303,7 +303,7 @@ class Seq2Seq(nn.Module):
         )
 
     def encode(self, source: Tensor, lengths: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        """Encoder outputs ``(batch, S, 2H)``, final state ``(batch, 2H)``, source padding mask ``(batch, S)``."""
+        """Encoder outputs ``(batch, S, 2H)``, final state ``(batch, 2H)``, mask ``(batch, S)``, True = padding."""
         outputs, final = self.encoder(source, lengths)
         return outputs, final, padding_mask(lengths.to(source.device), source.shape[1])
 

@@ -1,7 +1,8 @@
 """The Transformer of Vaswani et al. (2017), small and plain: batch-first, post-LN, ReLU (chapter 6).
 
 ``EncoderLayer``, ``DecoderLayer`` and ``Transformer`` equal their ``torch.nn`` twins after
-``from_torch``; every forward also returns the attention weights of each layer.
+``from_torch``; every forward also returns the attention weights of each layer. Every mask is a bool
+tensor, True = may not attend (torch's convention), with the shapes of ``masks.combine_masks``.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ class _PostLNLayer(nn.Module):
 
 class EncoderLayer(_PostLNLayer):
     """Self-attention -> Add & Norm -> feed-forward (ReLU) -> Add & Norm, like ``nn.TransformerEncoderLayer``;
-    ``forward(src, *, src_mask=None, src_key_padding_mask=None)`` returns ``(x, self_attention_weights)``."""
+    ``forward(src, *, src_mask=None, src_key_padding_mask=None)`` (True = may not attend): ``(x, weights)``."""
 
     _twin = nn.TransformerEncoderLayer
     _cross_attention = False
@@ -94,7 +95,8 @@ class DecoderLayer(_PostLNLayer):
 
     Like ``nn.TransformerDecoderLayer``; the cross-attention (``multihead_attn``) takes its queries from
     the decoder, its keys and values from the encoder's output ``memory``. ``forward`` returns
-    ``(x, self_weights, cross_weights)``; pass ``tgt_mask=causal_mask(tgt_len)`` when training.
+    ``(x, self_weights, cross_weights)``; pass ``tgt_mask=causal_mask(tgt_len)`` when training (in
+    every mask, True = may not attend).
     """
 
     _twin = nn.TransformerDecoderLayer
@@ -125,7 +127,7 @@ class Transformer(nn.Module):
     """Encoder stack + final LayerNorm, decoder stack + final LayerNorm, exactly like ``nn.Transformer``.
 
     Works on vectors ``(batch, seq, d_model)`` (add embeddings and positions outside, as torch does).
-    ``forward(src, tgt, *, src_mask, ...)`` returns a ``TransformerOutput``: ``(output, attentions)``.
+    ``forward(src, tgt, *, src_mask, ...)`` (True = may not attend) returns ``(output, attentions)``.
     """
 
     def __init__(
@@ -153,7 +155,7 @@ class Transformer(nn.Module):
     def encode(
         self, src: Tensor, *, src_mask: Mask = None, src_key_padding_mask: Mask = None
     ) -> tuple[Tensor, list[Tensor | None]]:
-        """Run the encoder: ``(memory, [self-attention weights of each layer])``."""
+        """Run the encoder (masks: True = may not attend): ``(memory, [self-attention weights a layer])``."""
         check_tensor("src", src, floating=True, dim=3, axes="(batch, src_len, d_model)")
         weights, masks = [], {"src_mask": src_mask, "src_key_padding_mask": src_key_padding_mask}
         for layer in self.encoder_layers:
@@ -171,7 +173,7 @@ class Transformer(nn.Module):
         tgt_key_padding_mask: Mask = None,
         memory_key_padding_mask: Mask = None,
     ) -> tuple[Tensor, list[Tensor | None], list[Tensor | None]]:
-        """Run the decoder: ``(output, [self-attention weights], [cross-attention weights])``, one per layer."""
+        """Run the decoder (masks: True = may not attend): ``(output, [self-], [cross-attention weights])``."""
         check_tensor("tgt", tgt, floating=True, dim=3, axes="(batch, tgt_len, d_model)")
         check_tensor("memory", memory, floating=True, dim=3, axes="(batch, src_len, d_model)")
         self_weights, cross_weights = [], []

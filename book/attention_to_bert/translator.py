@@ -78,7 +78,7 @@ class Seq2SeqTransformer(nn.Module):
         self, src_ids: torch.Tensor, *, src_key_padding_mask: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, list[torch.Tensor]]:
         """Encode ``src_ids`` (batch, src_len) into memory (batch, src_len, d_model) and attention
-        weights; ``src_key_padding_mask`` is built from the ids (``pad_id``) if not given."""
+        weights; ``src_key_padding_mask`` (True = padding) is built from the ids if not given."""
         self._check_ids(src_ids, "src_ids", self.src_embedding.num_embeddings)
         if src_key_padding_mask is None:
             src_key_padding_mask = padding_mask_from_ids(src_ids, self.pad_id)
@@ -96,7 +96,7 @@ class Seq2SeqTransformer(nn.Module):
     ) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
         """Logits (batch, tgt_len, tgt_vocab) for the next token after each prefix of ``tgt_in_ids``,
         and each layer's self- and cross-attention weights. The source's padding: the
-        ``memory_key_padding_mask``, or built from ``src_ids``."""
+        ``memory_key_padding_mask`` (True = padding), or built from ``src_ids``."""
         self._check_ids(tgt_in_ids, "tgt_in_ids", self.tgt_embedding.num_embeddings)
         if (src_ids is None) == (memory_key_padding_mask is None):
             raise TypeError("decode needs src_ids or memory_key_padding_mask (exactly one)")
