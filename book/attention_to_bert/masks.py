@@ -99,9 +99,11 @@ def combine_masks(
         }
         if tuple(attn_mask.shape) not in layouts:
             raise ValueError(
-                f"attn_mask must have shape (query_len, key_len) = {(query_len, key_len)}, (batch, "
-                f"query_len, key_len), (batch * heads, query_len, key_len) or (batch, heads, "
-                f"query_len, key_len) = {(batch, heads, query_len, key_len)}, got {tuple(attn_mask.shape)}"
+                f"attn_mask must have shape (query_len, key_len) = {(query_len, key_len)}, "
+                f"(batch, query_len, key_len) = {(batch, query_len, key_len)}, "
+                f"(batch * heads, query_len, key_len) = {(batch * heads, query_len, key_len)} or "
+                f"(batch, heads, query_len, key_len) = {(batch, heads, query_len, key_len)}, "
+                f"got {tuple(attn_mask.shape)}"
             )
         attn_mask = layouts[tuple(attn_mask.shape)](attn_mask)
         mask = attn_mask if mask is None else mask | attn_mask
