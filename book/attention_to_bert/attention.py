@@ -54,7 +54,6 @@ def _check_query_key(query: Tensor, key: Tensor, score: nn.Module | None = None)
 def _check_projected(score: nn.Module, query: Tensor, projected_key: Tensor, size: int) -> None:
     """``query`` ``(..., n_q, query_size)`` and ``projected_key`` ``(..., n_k, size)``."""
     _check_tensors(query=query, projected_key=projected_key)
-    check_tensor("query", query, floating=score.key_projection.weight.dtype)
     if (query.shape[-1], projected_key.shape[-1]) != (score.query_size, size):
         raise ValueError(
             f"{type(score).__name__}.score_projected expects query (..., n_q, {score.query_size}) "

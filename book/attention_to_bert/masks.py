@@ -148,7 +148,7 @@ def weighted_sum(weights: Tensor, value: Tensor, mask: Tensor | None = None) -> 
     nothing, even a NaN or inf value (0 x NaN would be NaN): the slow exact sum is taken then.
     ``mask`` (True = may not attend) broadcasts to ``weights``."""
     check_tensor("weights", weights, floating=True, min_dim=2)
-    check_tensor("value", value, floating=weights.dtype, min_dim=2)
+    check_tensor("value", value, floating=True, min_dim=2)  # (autocast mixes dtypes)
     if weights.shape[-1] != value.shape[-2]:
         raise ValueError(
             f"value must have weights' n_k={weights.shape[-1]} rows (second to last dimension), "
