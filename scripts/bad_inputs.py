@@ -8,6 +8,11 @@ Categories: ``clear error`` (TypeError/ValueError naming the argument), ``raw er
 exception, or one that does not name the argument), ``silent NaN`` (NaN/inf out of finite or masked
 input), ``silent accept`` (bad input, no error), ``wrong result`` (a valid input rejected or answered
 wrongly), ``ok`` (a valid input answered right). Not a test: ``tests/`` pin the fixes one by one.
+
+Every public function, class and method of the package (but the checkers and ``validate``) is called
+by a probe whose label names it (``tests/test_bad_inputs.py`` checks this; ``NOT_COVERED`` lists the
+exceptions and why). Issue 34's round: before it, these 228 probes gave 121 clear error, 36 raw
+error, 34 silent accept, 28 ok, 6 wrong result, 3 silent NaN; after it, 191 clear error and 37 ok.
 """
 
 from __future__ import annotations
