@@ -214,7 +214,7 @@ def test_bad_arguments_give_clear_errors(vocabs):
         model(source, torch.tensor([10, 21, 10]), target)
     with pytest.raises(ValueError, match="lengths must hold 3 source lengths"):
         model(source, lengths[:2], target)
-    with pytest.raises(ValueError, match=r"target_in must have 3 rows \(one a source\)"):
+    with pytest.raises(ValueError, match=r"target_in must have 3 rows, >= 1 step, got \(2, "):
         model(source, lengths, target[:2])
     with pytest.raises(ValueError, match="max_length must be >= 1"):
         greedy_decode(model, source, max_length=0)

@@ -245,9 +245,9 @@ class Decoder(nn.Module):
         check_token_ids("target_in", target_in, self.embedding.num_embeddings, "(batch, T)")
         self._check_memory(None, encoder_outputs, encoder_final, source_mask, None)
         if target_in.shape[1] == 0 or len(target_in) != len(encoder_outputs):
-            rows = f"{len(encoder_outputs)} rows (one a source)"
+            got = tuple(target_in.shape)
             raise ValueError(
-                f"target_in must have {rows} of >= 1 step, got {tuple(target_in.shape)}"
+                f"target_in must have {len(encoder_outputs)} rows, >= 1 step, got {got}"
             )
         # The same computation as calling ``step`` T times, arranged for speed: the keys are projected and
         # the embeddings of all steps looked up once, and the output layer, which does not feed back into
