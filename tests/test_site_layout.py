@@ -106,3 +106,27 @@ def test_a_tap_opens_a_figure_full_size(open_page, chapter):
     assert page.url.endswith(".png")
     assert page.evaluate("() => document.images[0].naturalWidth") == natural
     page.close()
+
+
+@pytest.mark.parametrize(
+    ("chapter", "kind"), [("01_attention", "query"), ("04_self_attention", "scaling")]
+)
+def test_the_figures_to_move_draw_on_the_site_offline(open_page, chapter, kind):
+    page = open_page(chapter, LAPTOP)
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    figure = page.locator(f'div.atb-figure[data-figure="{kind}"]')
+    assert figure.count() == 1, f"{chapter} has no {kind} figure"
+    figure.locator("svg").first.wait_for()
+    assert figure.get_attribute("data-drawn") == "1"
+    assert figure.locator("img.atb-static").is_hidden()
+    if kind == "query":
+        before = figure.get_attribute("data-query")
+        figure.locator("circle.atb-query").focus()
+        page.keyboard.press("ArrowLeft")
+        assert figure.get_attribute("data-query") != before
+    else:
+        figure.locator("input.atb-scaled").uncheck()
+        assert float(figure.get_attribute("data-largest")) > 0.5
+    assert errors == []
+    page.close()
