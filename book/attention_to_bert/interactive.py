@@ -27,7 +27,7 @@ import torch
 from torch import Tensor
 
 from attention_to_bert.attention import attention, dot_score, scaled_dot_score
-from attention_to_bert.validate import check_int, check_number
+from attention_to_bert.validate import check_int, check_number, check_tensor
 
 SCORES = ("dot", "scaled_dot", "negative_distance")
 SCALING_SIZES = tuple(2**i for i in range(10))  # d_k = 1, 2, 4, ..., 512
@@ -35,6 +35,8 @@ SCALING_SIZES = tuple(2**i for i in range(10))  # d_k = 1, 2, 4, ..., 512
 
 def negative_distance_score(query: Tensor, key: Tensor) -> Tensor:
     """Score ``-||q - k||``: the nearer the key, the larger: ``(..., n_q, d), (..., n_k, d) -> (..., n_q, n_k)``."""
+    check_tensor("query", query, floating=True, min_dim=2)
+    check_tensor("key", key, floating=query.dtype, min_dim=2)
     return -torch.cdist(query, key)
 
 
@@ -138,6 +140,9 @@ def show_scaling_figure(*args, **kwargs) -> None:
 def scaling_draw(num_keys: int, seed: int, size: int = SCALING_SIZES[-1]) -> tuple[Tensor, ...]:
     """The figure's random query ``(size,)``, keys ``(num_keys, size)`` and upstream gradient
     ``(num_keys,)``: the same numbers as its JavaScript (mulberry32 and Box-Muller), in float64."""
+    check_int("num_keys", num_keys)
+    check_int("seed", seed, minimum=0)
+    check_int("size", size, 1, SCALING_SIZES[-1])
     state = seed & 0xFFFFFFFF
 
     def uniform() -> float:
