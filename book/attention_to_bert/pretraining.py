@@ -235,8 +235,9 @@ def pretraining_losses(
     ``labels != -100`` summed). A batch with no masked token has an MLM loss of 0, not NaN."""
     check_instance("model", model, BertForPreTraining)
     keys = ("input_ids", "token_type_ids", "attention_mask", "special", "nsp_labels")
-    if not isinstance(batch, dict) or not set(keys) <= set(batch):
-        raise TypeError(f"batch must be a dict with the keys {keys} (PairSampler.batch)")
+    check_instance("batch", batch, dict, "a dict such as PairSampler.batch(size)")
+    if not set(keys) <= set(batch):
+        raise ValueError(f"batch must have the keys {keys}, got {tuple(batch)}")
     vocab_size = model.bert.config.vocab_size
     inputs, labels = mask_tokens(
         batch["input_ids"], batch["special"], mask_id, vocab_size, generator
