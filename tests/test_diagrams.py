@@ -13,12 +13,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from helpers import CHAPTERS, ROOT
+from helpers import CHAPTERS, DIAGRAM_IMAGE, ROOT
 
 DIAGRAMS = ROOT / "book" / "images" / "diagrams"
 SCRIPT = ROOT / "scripts" / "draw_diagrams.py"
 
-IMAGE = re.compile(r"!\[(?P<alt>[^\]]*)\]\(images/diagrams/(?P<name>[\w-]+)\.svg\)")
 CAPTION = re.compile(r"\*\*Figure (?P<number>\d+\.\d+)\.\*\*\s+\S")
 
 
@@ -32,11 +31,10 @@ def figure_cells(notebook: Path) -> list[tuple[str, str, str, str]]:
     for cell in nbformat.read(notebook, as_version=4).cells:
         if cell.cell_type != "markdown":
             continue
-        for match in IMAGE.finditer(cell.source):
+        for match in DIAGRAM_IMAGE.finditer(cell.source):
             caption = CAPTION.search(cell.source, match.end())
-            found.append(
-                (match["name"], match["alt"], caption["number"] if caption else "", cell.source)
-            )
+            name = match["path"] or match["marked"] or "(a data URI that names no file)"
+            found.append((name, match["alt"], caption["number"] if caption else "", cell.source))
     return found
 
 
@@ -116,9 +114,10 @@ def test_every_chapter_shows_its_own_diagrams_numbered_and_cited():
 
 
 def test_the_figure_cells_are_markdown_that_jupyterlab_renders():
-    """Plain Markdown images (not a MyST directive, which JupyterLab shows as raw text), with paths relative
-    to the notebook, so that a checkout and the student edition show them too."""
+    """Plain Markdown images (not a MyST directive, which JupyterLab shows as raw text): as an author
+    writes them, paths relative to the notebook, or as scripts/format_notebooks.py stores them, data
+    URIs that travel with the notebook (Colab, a download; tests/test_alone.py requires these)."""
     for notebook in CHAPTERS:
         for _name, _alt, _number, cell in figure_cells(notebook):
             assert "```{figure}" not in cell and ":::" not in cell
-            assert "](images/diagrams/" in cell
+            assert "](images/diagrams/" in cell or "](data:image/svg+xml;base64," in cell
