@@ -339,9 +339,7 @@ def rewrite_setup_guard(source: str) -> str:
             index += 1
         elif stripped.startswith("REPOSITORY = "):
             index += 1
-        elif stripped.startswith("if ") and (
-            "google.colab" in line or "attention_to_bert" in line
-        ):
+        elif stripped.startswith("if ") and ("google.colab" in line or "attention_to_bert" in line):
             guard_end = _top_statement_end(lines, index)
             break
         else:
