@@ -137,3 +137,12 @@ def browser():
     yield browser
     browser.close()
     playwright.stop()
+
+
+@pytest.fixture(scope="session")
+def alone(tmp_path_factory):
+    """The package's wheel, installed into a temporary target, and the chapters run alone against it
+    (tests/alone.py; each chapter runs at most once a session)."""
+    from alone import Alone
+
+    return Alone(tmp_path_factory.mktemp("alone"))
