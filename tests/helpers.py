@@ -14,6 +14,11 @@ ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
 """The chapter notebooks, ``book/NN_name.ipynb``, in order (however many there are)."""
 
+WRITTEN_BY_COMMANDS = [".build", "course", "handout", "student"]
+"""What the README's commands write into a checkout: setuptools' ``.build/`` (``pip wheel .``, ``pip
+install .``), the graded course and the hand-outs; the site build ignores them all (``_config.yml``'s
+``exclude_patterns``; tests/test_site.py)."""
+
 DIAGRAM_IMAGE = re.compile(
     r"(?:<!-- images/diagrams/(?P<marked>[\w-]+)\.svg -->\n?)?"
     r"!\[(?P<alt>[^\]]*)\]\((?:images/diagrams/(?P<path>[\w-]+)\.svg"
