@@ -23,11 +23,13 @@ sources and metadata, never outputs, so nbval's comparison is unchanged:
 - the per-cell execution timestamps a run writes (``metadata.execution``) are removed, so re-running a
   chapter does not rewrite hundreds of metadata lines;
 - a diagram written as ``![alt](images/diagrams/NAME.svg)`` travels inside the notebook: it becomes
-  a data URI (``data:image/svg+xml;base64,...``) after an HTML comment that keeps the file's name,
+  a data URI of its PNG twin (``data:image/png;base64,...``, ``images/diagrams/NAME.png``, drawn by
+  ``scripts/draw_diagrams.py``) after an HTML comment that keeps the file's name,
   ``<!-- images/diagrams/NAME.svg -->``, so that a chapter opened alone (Colab, a download, a
   hand-out) shows it; the next run refreshes the data from the file, so a redrawn diagram reaches
-  the notebook (Colab shows neither relative paths nor cell attachments; the website maps the data
-  back to the file, ``book/_ext/offline_site.py``);
+  the notebook. Colab shows neither relative paths nor cell attachments, and Markdown renderers
+  refuse SVG data URIs (markdown-it, Jupyter Book's parser, among them); the website maps the PNG
+  back to the SVG file (``book/_ext/offline_site.py``);
 - the setup cell's guard is the current one (``SETUP_GUARD``): on Colab it installs the helper
   package beside Colab's own torch; elsewhere, when the package is missing, it stops with one
   sentence that says how to install it.
@@ -58,13 +60,13 @@ REFERENCE_LIST = re.compile(r"<!-- references: (?P<keys>[^>]*) -->\n(?:- .*\n?)*
 REF_ROLE = re.compile(r"\{ref\}`(?:(?P<text>[^`<]*?)\s*<(?P<label>[^`>]+)>|(?P<bare>[^`]+))`")
 DOC_ROLE = re.compile(r"\{doc\}`(?:(?P<text>[^`<]*?)\s*<(?P<target>[^`>]+)>|(?P<bare>[^`]+))`")
 DIAGRAM_FOLDER = "images/diagrams"
-SVG_DATA = "data:image/svg+xml;base64,"
+PNG_DATA = "data:image/png;base64,"
 # a diagram as an author writes it, ![alt](images/diagrams/NAME.svg), or as this script stores it,
-# <!-- images/diagrams/NAME.svg -->, a newline, ![alt](data:image/svg+xml;base64,...)
+# <!-- images/diagrams/NAME.svg -->, a newline, ![alt](data:image/png;base64,...)
 DIAGRAM = re.compile(
     r"(?:<!-- images/diagrams/(?P<marked>[\w-]+\.svg) -->\n?)?"
     r"!\[(?P<alt>[^\]]*)\]\((?:images/diagrams/(?P<path>[\w-]+\.svg)"
-    r"|data:image/svg\+xml;base64,[A-Za-z0-9+/=]*)\)"
+    r"|data:image/(?:png|svg\+xml);base64,[A-Za-z0-9+/=]*)\)"
 )
 
 
@@ -258,8 +260,8 @@ def describe_images(cell: nbformat.NotebookNode) -> None:
 
 
 def embed_diagrams(source: str, folder: Path = BOOK) -> str:
-    """Store every diagram of a Markdown cell as a data URI of the SVG file it names (see the
-    module's docstring); the file is ``folder/images/diagrams/NAME.svg`` (or the book's)."""
+    """Store every diagram of a Markdown cell as a data URI of the PNG twin of the SVG file it names
+    (see the module's docstring); the files are in ``folder/images/diagrams/`` (or the book's)."""
     diagrams = folder / DIAGRAM_FOLDER
     if not diagrams.is_dir():
         diagrams = BOOK / DIAGRAM_FOLDER
@@ -268,13 +270,17 @@ def embed_diagrams(source: str, folder: Path = BOOK) -> str:
         name = match["path"] or match["marked"]
         if name is None:
             return match[0]  # a data URI that names no file: leave it
-        svg = diagrams / name
-        if not svg.is_file():
-            raise ValueError(f"diagram: no file {svg} for the image {match[0][:80]!r}")
-        data = base64.b64encode(svg.read_bytes()).decode("ascii")
+        svg, png = diagrams / name, (diagrams / name).with_suffix(".png")
+        for path in (svg, png):
+            if not path.is_file():
+                raise ValueError(
+                    f"diagram: no file {path} for the image {match[0][:80]!r} "
+                    "(python scripts/draw_diagrams.py draws both)"
+                )
+        data = base64.b64encode(png.read_bytes()).decode("ascii")
         at_line_start = match.start() == 0 or source[match.start() - 1] == "\n"
         separator = "\n" if at_line_start else ""
-        return f"<!-- {DIAGRAM_FOLDER}/{name} -->{separator}![{match['alt']}]({SVG_DATA}{data})"
+        return f"<!-- {DIAGRAM_FOLDER}/{name} -->{separator}![{match['alt']}]({PNG_DATA}{data})"
 
     return DIAGRAM.sub(embed, source)
 

@@ -22,11 +22,11 @@ install .``), the graded course and the hand-outs; the site build ignores them a
 DIAGRAM_IMAGE = re.compile(
     r"(?:<!-- images/diagrams/(?P<marked>[\w-]+)\.svg -->\n?)?"
     r"!\[(?P<alt>[^\]]*)\]\((?:images/diagrams/(?P<path>[\w-]+)\.svg"
-    r"|data:image/svg\+xml;base64,[A-Za-z0-9+/=]*)\)"
+    r"|data:image/(?:png|svg\+xml);base64,[A-Za-z0-9+/=]*)\)"
 )
 """A diagram in a chapter's Markdown: as an author writes it, ``![alt](images/diagrams/NAME.svg)``,
 or as ``scripts/format_notebooks.py`` stores it, ``<!-- images/diagrams/NAME.svg -->`` then
-``![alt](data:image/svg+xml;base64,...)``."""
+``![alt](data:image/png;base64,...)`` (the SVG's PNG twin)."""
 
 
 def diagram_images(source: str) -> list[tuple[str | None, str]]:

@@ -216,17 +216,16 @@ def test_a_diagram_travels_inside_the_notebook_and_follows_its_file(tmp_path):
     folder = tmp_path / "images" / "diagrams"
     folder.mkdir(parents=True)
     (folder / "ch1_x.svg").write_bytes(b"<svg>one</svg>")
+    (folder / "ch1_x.png").write_bytes(b"PNG one")  # its twin, what travels
     source = "Look:\n\n![A diagram of x](images/diagrams/ch1_x.svg)\n\n**Figure 1.1.** X."
     once = format_notebooks.embed_diagrams(source, tmp_path)
-    data = base64.b64encode(b"<svg>one</svg>").decode()
+    data = base64.b64encode(b"PNG one").decode()
     assert once == (
         "Look:\n\n<!-- images/diagrams/ch1_x.svg -->\n"
-        f"![A diagram of x](data:image/svg+xml;base64,{data})\n\n**Figure 1.1.** X."
+        f"![A diagram of x](data:image/png;base64,{data})\n\n**Figure 1.1.** X."
     )
     assert format_notebooks.embed_diagrams(once, tmp_path) == once  # idempotent
-    (folder / "ch1_x.svg").write_bytes(b"<svg>two</svg>")  # redrawn: the notebook follows
-    assert base64.b64encode(b"<svg>two</svg>").decode() in format_notebooks.embed_diagrams(
-        once, tmp_path
-    )
+    (folder / "ch1_x.png").write_bytes(b"PNG two")  # redrawn: the notebook follows
+    assert base64.b64encode(b"PNG two").decode() in format_notebooks.embed_diagrams(once, tmp_path)
     with pytest.raises(ValueError, match="no file"):
         format_notebooks.embed_diagrams("![y](images/diagrams/ch1_missing.svg)", tmp_path)

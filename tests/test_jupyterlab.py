@@ -138,7 +138,7 @@ def test_a_diagram_stored_inside_the_notebook_shows_in_jupyterlab(browser, tmp_p
     text = format_notebooks.embed_diagrams(
         f"# A diagram\n\n![The diagram](images/diagrams/{svg.name})"
     )
-    assert "](data:image/svg+xml;base64," in text
+    assert "](data:image/png;base64," in text
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(text)])
     nbformat.write(notebook, folder / "alone.ipynb")
     with jupyterlab(folder, tmp_path / "jupyter") as url:
