@@ -293,3 +293,116 @@ def test_cosine_attention_checker_names_the_mistake(candidate, message, capsys):
     output = capsys.readouterr().out
     assert "✘ cosine_attention" in output
     assert message in output
+
+
+# --- top-k attention (exercise 1.4) ---
+
+
+def right_top_k_attention(query, key, value, k, mask):
+    scores = query @ key.mT / math.sqrt(query.shape[-1])
+    free = scores.masked_fill(mask, float("-inf"))
+    kth = free.topk(min(k, scores.shape[-1]), dim=-1).values[..., -1:]
+    weights = package_masked_softmax(scores, mask | (free < kth))
+    return weights @ value, weights
+
+
+def right_top_k_attention_by_scatter(query, key, value, k, mask):
+    scores = (query @ key.mT / math.sqrt(query.shape[-1])).masked_fill(mask, -1e9)
+    top = scores.topk(min(k, scores.shape[-1]), dim=-1)
+    kept = torch.full_like(scores, -1e9).scatter(-1, top.indices, top.values)
+    weights = torch.softmax(kept, dim=-1) * ~mask.expand_as(scores)
+    return weights @ value, weights
+
+
+def top_k_with(weights_of):
+    """A candidate whose weights are weights_of(scores, k, mask), its output weights @ value."""
+
+    def candidate(query, key, value, k, mask):
+        scores = query @ key.mT / math.sqrt(query.shape[-1])
+        weights = weights_of(scores, k, mask)
+        return weights @ value, weights
+
+    return candidate
+
+
+def _drop(select, k, mask):
+    select = select.masked_fill(mask, float("-inf"))
+    kth = select.topk(min(k, select.shape[-1]), dim=-1).values[..., -1:]
+    return mask | (select < kth)
+
+
+@pytest.mark.parametrize("candidate", [right_top_k_attention, right_top_k_attention_by_scatter])
+def test_top_k_attention_checker_accepts_right_answers(candidate, capsys):
+    assert checks.top_k_attention(candidate) is True
+    assert "✔ top_k_attention: passes all 4 test cases." in capsys.readouterr().out
+
+
+def unscaled(query, key, value, k, mask):
+    return right_top_k_attention(query * math.sqrt(query.shape[-1]), key, value, k, mask)
+
+
+def summed_keys(query, key, value, k, mask):
+    _, weights = right_top_k_attention(query, key, value, k, mask)
+    return weights @ key, weights
+
+
+@pytest.mark.parametrize(
+    ("candidate", "message"),
+    [
+        (
+            top_k_with(lambda s, k, m: package_masked_softmax(s, m) * ~_drop(s, k, m)),
+            "the softmax ran over all keys and the others were zeroed afterwards",
+        ),
+        (unscaled, "not scaled"),
+        (
+            top_k_with(lambda s, k, m: package_masked_softmax(s, _drop(-s, k, m))),
+            "kept the k smallest",
+        ),
+        (
+            top_k_with(
+                lambda s, k, m: package_masked_softmax(
+                    s,
+                    m | (s.masked_fill(m, -1e9) <= s.masked_fill(m, -1e9).topk(k).values[..., -1:]),
+                )
+            ),
+            "kept k - 1 keys",
+        ),
+        (
+            top_k_with(
+                lambda s, k, m: package_masked_softmax(s, m | _drop(s, k, torch.zeros_like(m)))
+            ),
+            "the mask was ignored when choosing the k keys",
+        ),
+        (
+            top_k_with(lambda s, k, m: package_masked_softmax(s, _drop(s, k, torch.zeros_like(m)))),
+            "the mask was ignored: masked keys get weight",
+        ),
+        (top_k_with(lambda s, k, m: package_masked_softmax(s, m)), "all keys kept"),
+        (
+            top_k_with(
+                lambda s, k, m: package_masked_softmax(
+                    s,
+                    m
+                    | (
+                        s.masked_fill(m, -1e9)
+                        < s.masked_fill(m, -1e9).topk(k, dim=-2).values[..., -1:, :]
+                    ),
+                )
+            ),
+            "topk ran along the queries",
+        ),
+        (
+            top_k_with(
+                lambda s, k, m: torch.softmax(s.masked_fill(_drop(s, k, m), float("-inf")), -1)
+            ),
+            "a fully masked row gives NaN, not zeros",
+        ),
+        (summed_keys, "summed the keys, not the values"),
+        (stub, "returned None (a missing return"),
+    ],
+)
+def test_top_k_attention_checker_names_the_mistake(candidate, message, capsys):
+    assert checks.top_k_attention(candidate) is False
+    output = capsys.readouterr().out
+    assert "✘ top_k_attention" in output
+    assert message in output

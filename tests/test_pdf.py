@@ -84,3 +84,12 @@ def test_a_pdf_build_without_tex_says_what_to_install(monkeypatch):
     with pytest.raises(RuntimeError, match="needs xelatex, latexmk, rsvg-convert.*texlive-xetex"):
         offline_site.require_tex(latex)
     offline_site.require_tex(SimpleNamespace(builder=SimpleNamespace(name="html")))  # no TeX needed
+
+
+@pytest.mark.slow
+def test_headings_are_numbered_once(latex):
+    # the chapters number their own headings ("7.1 …"): LaTeX must add no number of its own, in the
+    # headings, the contents or the running footers ("1.2 1.2 Query, key, value" before)
+    toc = (latex / "book.toc").read_text(errors="replace")
+    assert r"\contentsline {chapter}" in toc
+    assert r"\numberline" not in toc, re.findall(r"\\numberline \{[^}]*\}[^\n]{0,40}", toc)[:5]

@@ -370,6 +370,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("builder-inited", add_static_dir)
     app.add_css_file("book.css")  # book/_static/book.css: code-cell font size, bertviz view width
     app.add_js_file("math-scroll.js", loading_method="defer")  # wide formulas: keyboard-scrollable
+    app.add_js_file("figure-zoom.js", loading_method="defer")  # a figure opens full size on a tap
     app.connect("html-page-context", serve_bertviz_libraries)
     app.connect("build-finished", copy_package_javascript)
     # after every other handler has added its scripts

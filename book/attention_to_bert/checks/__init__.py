@@ -1,7 +1,12 @@
 """The exercise checkers: ``checks.masked_softmax(my_masked_softmax)`` prints whether your function
 passes or, in plain words, what is wrong, and returns ``True`` or ``False``; ``chNN`` has chapter NN's."""
 
-from attention_to_bert.checks.ch01 import cosine_attention, masked_softmax, scaled_dot_score
+from attention_to_bert.checks.ch01 import (
+    cosine_attention,
+    masked_softmax,
+    scaled_dot_score,
+    top_k_attention,
+)
 from attention_to_bert.checks.ch02 import han_attention
 from attention_to_bert.checks.ch03 import beam_search
 from attention_to_bert.checks.ch04 import positional_encoding, self_attention

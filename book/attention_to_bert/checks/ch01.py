@@ -1,4 +1,5 @@
-"""The checkers of chapter 1: masked softmax, the scaled dot-product score, the cosine look-up."""
+"""The checkers of chapter 1: masked softmax, the scaled dot-product score, the cosine look-up,
+top-k attention."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from attention_to_bert.checks.checker import Checker, reference_softmax
+from attention_to_bert.checks.checker import Checker, close, reference_softmax
 
 
 def _max_over_masked(actual: Any, scores: Tensor, mask: Tensor, expected: Tensor) -> bool:
@@ -250,4 +251,143 @@ def cosine_attention(candidate: Callable[..., Any]) -> bool:
         checker.compare(output, expected @ value, f"{case}, output", wrong_output)
     if not checker.problems:
         _cosine_gradient(checker, candidate, cases[1][1])
+    return checker.report()
+
+
+def _dropped(select: Tensor, k: int, mask: Tensor, strict: bool = True) -> Tensor:
+    """True where a key is not among a row's ``k`` largest free entries of ``select`` (or masked).
+    ``strict=False`` also drops the k-th largest itself (the ``>`` for ``>=`` slip)."""
+    select = select.masked_fill(mask, float("-inf"))
+    kth = select.topk(min(k, select.shape[-1]), dim=-1).values[..., -1:]
+    return mask | (select < kth if strict else select <= kth)
+
+
+def _top_k_cases() -> list[tuple[str, dict[str, Any]]]:
+    """The cases of top-k attention: (description, inputs), built in float32."""
+    generator = torch.Generator().manual_seed(4)
+
+    def randn(*shape: int) -> Tensor:
+        return torch.randn(*shape, generator=generator)
+
+    padding = torch.tensor([[0, 0, 0, 0, 0], [0, 0, 1, 1, 1]], dtype=torch.bool)[:, None, :]
+    square_mask = torch.zeros(4, 6, dtype=torch.bool)
+    square_mask[1] = True  # query 1 may attend to nothing
+    square_mask[2, 0] = True
+    return [
+        (
+            "3 queries, 6 keys, k = 2, no mask",
+            {
+                "query": 2 * randn(3, 4),
+                "key": randn(6, 4),
+                "value": randn(6, 3),
+                "k": 2,
+                "mask": torch.zeros(3, 6, dtype=torch.bool),
+            },
+        ),
+        (
+            "a batch with padding, k = 3 (the second example has only 2 real keys)",
+            {
+                "query": randn(2, 3, 8),
+                "key": randn(2, 5, 8),
+                "value": randn(2, 5, 2),
+                "k": 3,
+                "mask": padding,
+            },
+        ),
+        (
+            "4 queries, 6 keys, k = 1, one query fully masked",
+            {
+                "query": randn(4, 4),
+                "key": randn(6, 4),
+                "value": randn(6, 2),
+                "k": 1,
+                "mask": square_mask,
+            },
+        ),
+        (
+            "k = n_k = 5: ordinary scaled dot-product attention",
+            {
+                "query": randn(2, 5),
+                "key": randn(5, 5),
+                "value": randn(5, 3),
+                "k": 5,
+                "mask": torch.zeros(2, 5, dtype=torch.bool),
+            },
+        ),
+    ]
+
+
+def _top_k_mistakes(inputs: dict[str, Any]) -> tuple[Tensor, list[tuple[Tensor, str]]]:
+    """The right weights (float64) and the weights of typical wrong answers, each with its message."""
+    query, key = inputs["query"].double(), inputs["key"].double()
+    k = inputs["k"]
+    mask = inputs["mask"].expand(query.shape[:-1] + key.shape[-2:-1])
+    d = query.shape[-1]
+    scores = query @ key.mT / d**0.5
+    dropped = _dropped(scores, k, mask)
+    no_mask = torch.zeros_like(mask)
+    ignored = _dropped(scores, k, no_mask)
+    mistakes = [
+        (
+            reference_softmax(scores, mask) * ~dropped,
+            "the weights of a row do not sum to 1: the softmax ran over all keys and the others "
+            "were zeroed afterwards; drop (mask) the other keys first, then take the softmax",
+        ),
+        (
+            reference_softmax(scores * d**0.5, mask | dropped),
+            "not scaled: the score is q · k / sqrt(d)",
+        ),
+        (
+            reference_softmax(scores, _dropped(-scores, k, mask)),
+            "kept the k smallest scores; keep the largest (topk's default, largest=True)",
+        ),
+        (
+            reference_softmax(scores, _dropped(scores, k, mask, strict=False)),
+            "kept k - 1 keys: compare with the k-th largest score using >=, not >",
+        ),
+        (
+            reference_softmax(scores, mask | ignored),
+            "the mask was ignored when choosing the k keys: a masked key took one of the k places; "
+            "fill the masked scores with -inf (or a large negative number) before topk",
+        ),
+        (reference_softmax(scores, ignored), "the mask was ignored: masked keys get weight"),
+        (reference_softmax(scores, mask), "all keys kept: keep only each row's k largest scores"),
+    ]
+    if scores.shape[-2] >= k:  # only then can topk run along the queries' axis
+        along_queries = scores.masked_fill(mask, float("-inf"))
+        kth = along_queries.topk(k, dim=-2).values[..., -1:, :]
+        mistakes.append(
+            (
+                reference_softmax(scores, mask | (along_queries < kth)),
+                "topk ran along the queries (dim=-2); choose each query's k keys (dim=-1)",
+            )
+        )
+    return reference_softmax(scores, dropped), mistakes
+
+
+def top_k_attention(candidate: Callable[..., Any]) -> bool:
+    """Check ``candidate(query, key, value, k, mask) -> (output, weights)``: scaled dot-product
+    attention in which each query keeps only its ``k`` largest scores among the keys it may attend
+    to (``mask`` True = may not attend); a row with fewer than ``k`` such keys keeps them all, a fully
+    masked row gives zero weights."""
+    checker = Checker("top_k_attention")
+    for case, inputs in _top_k_cases():
+        passed = [
+            value.clone() if isinstance(value, Tensor) else value for value in inputs.values()
+        ]
+        result = checker.call(candidate, *passed, case=case, pair="(output, weights)")
+        if result is None:
+            continue
+        output, weights = result
+        expected, mistakes = _top_k_mistakes(inputs)
+        mask = inputs["mask"].expand(expected.shape)
+        named = [message for wrong, message in mistakes if close(weights, wrong)]
+        if named and not close(weights, expected):  # a named mistake says more than "rows sum"
+            checker.expect(False, f"{case}, weights: {named[0]}")
+            continue
+        if not checker.compare(weights, expected, f"{case}, weights", masked=mask):
+            continue
+        value = inputs["value"].double()
+        wrong_output = [(expected @ inputs["key"].double(), "summed the keys, not the values")]
+        checker.compare(output, expected @ value, f"{case}, output", wrong_output)
     return checker.report()
