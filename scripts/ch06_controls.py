@@ -40,9 +40,9 @@ SCORER = (
     "exact_match: one teacher-forced pass, argmax right at every target position"
     " (equal to greedy decoding; the chapter checks it on all 1000 test dates)"
 )
-# the first line of each chapter cell the runs need, in chapter order
+# the first line of each chapter cell the runs need after the setup cell (the first code cell:
+# the install guard, imports, set_seed), in chapter order
 CELLS = (
-    "import sys",  # the setup cell: imports, set_seed
     "splits = date_splits(seed=0)",  # the data
     "@torch.no_grad()\ndef greedy_decode(",  # greedy decoding
     "def make_transformer(",  # the model, batches, loss, train_transformer
@@ -59,12 +59,15 @@ def chapter_namespace() -> dict:
     # the cells' figures are drawn off screen; this process only (an environment variable would
     # reach every kernel started after it, e.g. the notebooks pytest checks next)
     matplotlib.use("Agg")
+    chosen = [cells[0]]  # the setup cell
     for first in CELLS:
         found = [source for source in cells if source.startswith(first)]
         if len(found) != 1:
             raise ValueError(f"expected one chapter cell starting {first!r}, found {len(found)}")
+        chosen += found
+    for source in chosen:
         with contextlib.redirect_stdout(io.StringIO()):  # the cells' own printing
-            exec(compile(found[0], str(CHAPTER), "exec"), namespace)  # noqa: S102
+            exec(compile(source, str(CHAPTER), "exec"), namespace)  # noqa: S102
     return namespace
 
 

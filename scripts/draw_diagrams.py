@@ -1,8 +1,12 @@
-"""Draw the book's architecture diagrams as SVG files in book/images/diagrams/.
+"""Draw the book's architecture diagrams as SVG files in book/images/diagrams/, each with a PNG twin.
 
-    python scripts/draw_diagrams.py            # write book/images/diagrams/*.svg
+    python scripts/draw_diagrams.py            # write book/images/diagrams/*.svg and *.png
     python scripts/draw_diagrams.py --png DIR  # also write PNG previews into DIR (to look at them)
-    python scripts/draw_diagrams.py --out DIR  # write the SVGs elsewhere (tests/test_diagrams.py)
+    python scripts/draw_diagrams.py --out DIR  # write them elsewhere (tests/test_diagrams.py)
+
+The website and the printed book show the SVG (vectors). The PNG twin (at PNG_DPI) is what travels
+inside the notebooks (scripts/format_notebooks.py stores it as a data URI): Markdown renderers refuse
+SVG data URIs as unsafe (markdown-it, which Jupyter Book uses, among them), PNG ones they all show.
 
 This file is the editable source of the diagrams; the SVGs are its output and are committed so that the
 website and JupyterLab show them without running anything. tests/test_diagrams.py redraws them and
@@ -1395,8 +1399,12 @@ DIAGRAMS: dict[str, Callable[[], Canvas]] = {
 }
 
 
+PNG_DPI = 110  # about 1,000 to 1,400 pixels wide: sharp at a notebook's width, about 100 KB each
+
+
 def draw(out: Path, png: Path | None = None, names: Sequence[str] | None = None) -> list[Path]:
-    """Draw the diagrams into `out` (and PNG previews into `png`); return the SVG paths written."""
+    """Draw the diagrams into `out`, SVG and PNG twin (and PNG previews into `png`); return the SVG
+    paths written."""
     _use_bundled_fonts()
     written = []
     with plt.rc_context(STYLE):
@@ -1407,6 +1415,8 @@ def draw(out: Path, png: Path | None = None, names: Sequence[str] | None = None)
             out.mkdir(parents=True, exist_ok=True)
             path = out / f"{name}.svg"
             canvas.fig.savefig(path, format="svg", metadata={"Date": None}, transparent=True)
+            twin = path.with_suffix(".png")
+            canvas.fig.savefig(twin, format="png", dpi=PNG_DPI, transparent=True)
             if png is not None:
                 png.mkdir(parents=True, exist_ok=True)
                 canvas.fig.savefig(png / f"{name}.png", format="png", dpi=110, transparent=True)
@@ -1417,7 +1427,7 @@ def draw(out: Path, png: Path | None = None, names: Sequence[str] | None = None)
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=OUTPUT, help="folder for the SVG files")
+    parser.add_argument("--out", type=Path, default=OUTPUT, help="folder for the SVG and PNG files")
     parser.add_argument(
         "--png", type=Path, default=None, help="also write PNG previews into this folder"
     )

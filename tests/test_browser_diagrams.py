@@ -15,19 +15,16 @@ BOOK_REQUIRE_BROWSER=1 (as in CI).
 from __future__ import annotations
 
 import io
-import re
 from pathlib import Path
 
 import nbformat
 import pytest
-from helpers import CHAPTERS, ROOT
+from helpers import CHAPTERS, ROOT, diagram_images
 from test_browser import is_local
 
 pytestmark = pytest.mark.slow  # skipped by `pytest -m "not slow"`
 
 DIAGRAMS = ROOT / "book" / "images" / "diagrams"
-
-IMAGE = re.compile(r"!\[[^\]]*\]\(images/diagrams/(?P<name>[\w-]+\.svg)\)")
 
 DIAGRAM_IMAGES = """async (names) => {
     const images = [...document.images].filter(img => {
@@ -50,7 +47,7 @@ def expected_diagrams(notebook: Path) -> list[str]:
     names = []
     for cell in nbformat.read(notebook, as_version=4).cells:
         if cell.cell_type == "markdown":
-            names += [m["name"] for m in IMAGE.finditer(cell.source)]
+            names += [f"{name}.svg" for name, _alt in diagram_images(cell.source)]
     return names
 
 

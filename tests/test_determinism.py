@@ -2,7 +2,9 @@
 
 Running the whole book twice takes about twice the notebooks' time, so the full check runs where
 BOOK_CHECK_DETERMINISM=1 (CI sets it) and is skipped otherwise; the comparison itself is tested here
-always.
+always. The second run is the chapter opened alone against the installed wheel (tests/alone.py,
+shared with tests/test_alone.py), so one run proves both and CI executes no chapter more often;
+`python scripts/check_determinism.py` runs a chapter twice in place.
 """
 
 import os
@@ -95,6 +97,14 @@ def test_the_notebooks_are_found():
     "or run `python scripts/check_determinism.py`",
 )
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_a_notebook_gives_the_same_checked_outputs_twice(notebook):
-    found = check_determinism.check_notebook(notebook)
-    assert not found, f"{notebook.name} differs between two runs:\n" + "\n".join(found)
+def test_a_notebook_gives_the_same_checked_outputs_twice(notebook, alone):
+    first = check_determinism.execute(notebook)
+    second, _ = alone.run(notebook)  # the same chapter, alone, from the installed wheel
+    found = check_determinism.differences(
+        check_determinism.checked_outputs(first, PATTERNS),
+        check_determinism.checked_outputs(second, PATTERNS),
+        first,
+    )
+    assert not found, (
+        f"{notebook.name} differs between a run in place and a run alone:\n" + "\n".join(found)
+    )

@@ -13,12 +13,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from helpers import CHAPTERS, ROOT
+from helpers import CHAPTERS, DIAGRAM_IMAGE, ROOT
 
 DIAGRAMS = ROOT / "book" / "images" / "diagrams"
 SCRIPT = ROOT / "scripts" / "draw_diagrams.py"
 
-IMAGE = re.compile(r"!\[(?P<alt>[^\]]*)\]\(images/diagrams/(?P<name>[\w-]+)\.svg\)")
 CAPTION = re.compile(r"\*\*Figure (?P<number>\d+\.\d+)\.\*\*\s+\S")
 
 
@@ -32,11 +31,10 @@ def figure_cells(notebook: Path) -> list[tuple[str, str, str, str]]:
     for cell in nbformat.read(notebook, as_version=4).cells:
         if cell.cell_type != "markdown":
             continue
-        for match in IMAGE.finditer(cell.source):
+        for match in DIAGRAM_IMAGE.finditer(cell.source):
             caption = CAPTION.search(cell.source, match.end())
-            found.append(
-                (match["name"], match["alt"], caption["number"] if caption else "", cell.source)
-            )
+            name = match["path"] or match["marked"] or "(a data URI that names no file)"
+            found.append((name, match["alt"], caption["number"] if caption else "", cell.source))
     return found
 
 
@@ -59,6 +57,21 @@ def test_the_committed_diagrams_are_what_the_script_draws(tmp_path):
     assert not stale, (
         f"{stale} differ from what the script draws: run `python scripts/draw_diagrams.py` and commit"
     )
+    # each SVG has its PNG twin (what travels inside the notebooks), with the same pixels as drawn
+    # (compared as pixels: PNG compression may differ between zlib builds)
+    import matplotlib.image
+    import numpy as np
+
+    for name in drawn:
+        twin = Path(name).with_suffix(".png").name
+        assert (DIAGRAMS / twin).is_file(), (
+            f"{twin} is missing: run `python scripts/draw_diagrams.py`"
+        )
+        fresh = matplotlib.image.imread(tmp_path / twin)
+        kept = matplotlib.image.imread(DIAGRAMS / twin)
+        assert fresh.shape == kept.shape and np.array_equal(fresh, kept), (
+            f"{twin} differs from what the script draws: run `python scripts/draw_diagrams.py`"
+        )
 
 
 @pytest.mark.parametrize("name", sorted(committed()))
@@ -116,9 +129,10 @@ def test_every_chapter_shows_its_own_diagrams_numbered_and_cited():
 
 
 def test_the_figure_cells_are_markdown_that_jupyterlab_renders():
-    """Plain Markdown images (not a MyST directive, which JupyterLab shows as raw text), with paths relative
-    to the notebook, so that a checkout and the student edition show them too."""
+    """Plain Markdown images (not a MyST directive, which JupyterLab shows as raw text): as an author
+    writes them, paths relative to the notebook, or as scripts/format_notebooks.py stores them, data
+    URIs that travel with the notebook (Colab, a download; tests/test_alone.py requires these)."""
     for notebook in CHAPTERS:
         for _name, _alt, _number, cell in figure_cells(notebook):
             assert "```{figure}" not in cell and ":::" not in cell
-            assert "](images/diagrams/" in cell
+            assert "](images/diagrams/" in cell or "](data:image/png;base64," in cell

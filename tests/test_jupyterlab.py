@@ -8,12 +8,14 @@ are Markdown links (``scripts/format_notebooks.py``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.request import urlopen
 
@@ -33,10 +35,10 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory) -> str:
-    """A JupyterLab serving book/, with its own settings folders; its URL with the token."""
-    home = tmp_path_factory.mktemp("jupyter")
+@contextlib.contextmanager
+def jupyterlab(root: Path, home: Path) -> Iterator[str]:
+    """A JupyterLab serving ``root``, with its own settings folders under ``home``; its URL with the
+    token, ``{name}`` standing for the notebook."""
     port, token = _free_port(), secrets.token_hex(16)
     env = os.environ | {
         "JUPYTER_CONFIG_DIR": str(home / "config"),
@@ -53,7 +55,7 @@ def lab(tmp_path_factory) -> str:
         "--ServerApp.allow_root=True",  # CI runs as root
         f"--ServerApp.port={port}",
         f"--IdentityProvider.token={token}",
-        f"--ServerApp.root_dir={ROOT / 'book'}",
+        f"--ServerApp.root_dir={root}",
         "--LabApp.news_url=",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
     ]
@@ -73,7 +75,18 @@ def lab(tmp_path_factory) -> str:
         yield f"{base}/lab/tree/{{name}}?token={token}&reset"
     finally:
         server.terminate()
-        server.wait(timeout=30)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # still shutting a kernel down: stop it
+            server.kill()
+            server.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory) -> Iterator[str]:
+    """A JupyterLab serving book/, with its own settings folders; its URL with the token."""
+    with jupyterlab(ROOT / "book", tmp_path_factory.mktemp("jupyter")) as url:
+        yield url
 
 
 def written_solutions(path: Path) -> int:
@@ -111,3 +124,33 @@ def test_the_chapter_reads_cleanly_in_jupyterlab(browser, lab, chapter):
         assert "# BEGIN SOLUTION" not in code, f"{chapter.name}: a code solution is open"
     finally:
         page.close()
+
+
+def test_a_diagram_stored_inside_the_notebook_shows_in_jupyterlab(browser, tmp_path):
+    """A chapter opened alone has no images/ folder beside it: its diagrams are data URIs
+    (scripts/format_notebooks.py), which JupyterLab's Markdown renderer must show."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import format_notebooks
+
+    folder = tmp_path / "alone"
+    folder.mkdir()
+    svg = sorted((ROOT / "book" / "images" / "diagrams").glob("*.svg"))[0]
+    text = format_notebooks.embed_diagrams(
+        f"# A diagram\n\n![The diagram](images/diagrams/{svg.name})"
+    )
+    assert "](data:image/png;base64," in text
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(text)])
+    nbformat.write(notebook, folder / "alone.ipynb")
+    with jupyterlab(folder, tmp_path / "jupyter") as url:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        try:
+            page.goto(url.format(name="alone.ipynb"), timeout=120_000)
+            image = page.locator(".jp-RenderedMarkdown img").first
+            image.wait_for(timeout=120_000)
+            page.wait_for_function(
+                "img => img.complete && img.naturalWidth > 0", arg=image.element_handle()
+            )
+            assert image.get_attribute("alt") == "The diagram"
+            assert image.bounding_box()["width"] > 300
+        finally:
+            page.close()

