@@ -41,10 +41,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book"))
 sys.path.insert(0, str(ROOT / "scripts"))
 
+import seq2seq_baselines as base  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-import seq2seq_baselines as base  # noqa: E402
 from attention_to_bert import set_seed  # noqa: E402
 from attention_to_bert.data import Vocabulary, encode_pairs  # noqa: E402
 from attention_to_bert.seq2seq import Seq2Seq, fit  # noqa: E402
@@ -142,8 +142,16 @@ def hidden64_run(lr: float, steps: int, seed: int) -> list[dict]:
         return 0.0
 
     with contextlib.redirect_stdout(io.StringIO()):
-        fit(model, train_pairs, epochs=steps // 24, batch_size=128, lr=lr, seed=seed,
-            log_every=144, evaluate=checkpoint)
+        fit(
+            model,
+            train_pairs,
+            epochs=steps // 24,
+            batch_size=128,
+            lr=lr,
+            seed=seed,
+            log_every=144,
+            evaluate=checkpoint,
+        )
     print(*(f"{k}={v}" for k, v in rows[-1].items() if k != "by_length"), flush=True)
     return rows
 
@@ -183,7 +191,9 @@ def job_rows(job: str, seed: int) -> list[dict]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--jobs", nargs="+", choices=("fresh", "hidden64", "dates_steps"),
+        "--jobs",
+        nargs="+",
+        choices=("fresh", "hidden64", "dates_steps"),
         default=["fresh", "hidden64", "dates_steps"],
     )
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
