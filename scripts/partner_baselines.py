@@ -61,7 +61,9 @@ LRS = (1e-3, 3e-3, 1e-2)
 CHECKPOINTS = (2, 10, 20, 50)
 
 
-def partner_sequences(num_sequences: int, num_pairs: int, num_symbols: int, num_digits: int, seed: int):
+def partner_sequences(
+    num_sequences: int, num_pairs: int, num_symbols: int, num_digits: int, seed: int
+):
     """The chapter's generator: (letters, digits, partners), each (num_sequences, 2 * num_pairs)."""
     rng = random.Random(seed)
     length = 2 * num_pairs
@@ -179,8 +181,15 @@ def accuracy(model: nn.Module, data) -> float:
     return round((logits.argmax(-1) == targets).float().mean().item(), 4)
 
 
-def run(name: str, lr: float, decay: float, epochs: int, seed: int, fresh: bool = False,
-        checkpoints: tuple[int, ...] = ()) -> list[dict]:
+def run(
+    name: str,
+    lr: float,
+    decay: float,
+    epochs: int,
+    seed: int,
+    fresh: bool = False,
+    checkpoints: tuple[int, ...] = (),
+) -> list[dict]:
     """Train one model; a row after each epoch in ``checkpoints`` (and after the last)."""
     train_data = task(4000, 1)
     sets = {"validation": task(1000, 3), "test": task(1000, 2)}
@@ -203,10 +212,17 @@ def run(name: str, lr: float, decay: float, epochs: int, seed: int, fresh: bool 
             nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
         if epoch in checkpoints or epoch == epochs:
-            row = {"model": name, "data": "fresh" if fresh else "fixed", "lr": lr,
-                   "weight_decay": decay, "epochs": epoch, "steps": epoch * len(range(0, 4000, 64)),
-                   "seed": seed, "parameters": sum(p.numel() for p in model.parameters()),
-                   "training": accuracy(model, data)}
+            row = {
+                "model": name,
+                "data": "fresh" if fresh else "fixed",
+                "lr": lr,
+                "weight_decay": decay,
+                "epochs": epoch,
+                "steps": epoch * len(range(0, 4000, 64)),
+                "seed": seed,
+                "parameters": sum(p.numel() for p in model.parameters()),
+                "training": accuracy(model, data),
+            }
             row.update({k: accuracy(model, v) for k, v in sets.items()})
             row["cpu_seconds"] = round(time.process_time() - start, 1)
             rows.append(row)
