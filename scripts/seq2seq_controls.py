@@ -24,6 +24,8 @@ strings of each length. Results go to ``data/results/ch03_controls.json``.
 The shipped file was computed on a 16-core machine (torch 2.11, one thread a process, one process per
 job and seed), merged with ``--merge``; its ``cpu_seconds`` are not comparable with
 ``ch03_baselines.json``'s.
+Reruns with another torch version agree only roughly: with torch 2.13 on the book's 2-core machine,
+the fresh-strings attention run of seed 0 reached 0.98 held-out, against 0.94 in the file.
 """
 
 from __future__ import annotations
