@@ -653,6 +653,73 @@ def ch3_decoder_step() -> Canvas:
     return c
 
 
+def ch3_without_attention() -> Canvas:
+    """The encoder-decoder without attention: one fixed vector, h_final, feeds every decoder step."""
+    c = Canvas(11.5, 6.1)
+    _panel(c, 0.25, 0.25, 7.3, 2.55, "encoder: runs once per sentence", corner="bottom left")
+    columns = {"1": 1.1, "2": 2.3, "dots": 3.4, "S": 4.5}
+    y_x, y_gru, y_h = 0.8, 1.55, 2.4
+    c.box(2.8, y_gru, 4.3, 0.46, "bidirectional GRU", "op", size=FONT - 1)
+    for name, x in columns.items():
+        if name == "dots":
+            for y in (y_x, y_h):
+                c.text(x, y, r"$\cdots$", size=15, color=MUTED)
+            continue
+        c.box(x, y_x, 0.7, 0.42, rf"$x_{name}$", "input", size=14)
+        c.arrow((x, y_x + 0.21), (x, y_gru - 0.23))
+        c.arrow((x, y_gru + 0.23), (x, y_h - 0.22), color=MUTED, dashed=True)
+        c.box(x, y_h, 0.8, 0.44, rf"$\mathbf{{h}}_{name}$", "masked", size=14, dashed=True)
+    c.text(5.0, y_h + 0.12, "outputs $\\mathbf{h}_j$:", size=FONT - 1, ha="left", color=MUTED)
+    c.text(5.0, y_h - 0.2, "read by no one", size=FONT - 1, ha="left", color=MUTED)
+    # the final states, the only way out of the encoder
+    c.arrow((4.95, y_gru), (5.75, y_gru))
+    c.box(6.5, y_gru, 1.5, 0.5, r"$\mathbf{h}_{\mathrm{final}}$", "result", size=14)
+    c.text(6.5, y_gru - 0.5, "final states", size=FONT - 2, color=MUTED)
+    # the same context c at every decoder step
+    y_bus, y_dec, y_out = 3.45, 4.5, 5.55
+    steps = {"1": 2.2, "2": 5.0, "3": 7.8}
+    c.line([6.5, 6.5], [y_gru + 0.25, y_bus], color=edge("result"), lw=1.6)
+    c.line([1.2, 9.0], [y_bus, y_bus], color=edge("result"), lw=1.6)
+    c.text(
+        9.15,
+        y_bus,
+        "the same context $\\mathbf{c} = \\mathbf{h}_{\\mathrm{final}}$\nat every step",
+        size=FONT - 2,
+        color=edge("result"),
+        ha="left",
+    )
+    previous = {"1": r"$\langle\mathrm{bos}\rangle$", "2": r"$y_1$", "3": r"$y_2$"}
+    for t, x in steps.items():
+        c.box(x, y_dec, 1.5, 0.5, "decoder GRU", "op", size=FONT - 1)
+        c.arrow((x - 0.35, y_bus), (x - 0.35, y_dec - 0.25), color=edge("result"), lw=1.4)
+        c.box(x + 0.45, y_bus - 0.4, 0.7, 0.36, previous[t], "input", size=12)
+        c.arrow((x + 0.45, y_bus - 0.22), (x + 0.45, y_dec - 0.25))
+        c.arrow((x, y_dec + 0.25), (x, y_out - 0.2))
+        c.text(x, y_out, rf"$y_{t}$", size=15)
+        c.text(x - 0.85, y_dec + 0.38, rf"$t = {t}$", size=FONT - 2, color=MUTED)
+    c.text(0.4, y_dec + 0.05, r"$\mathbf{s}_0$", size=14, color=edge("query"))
+    c.arrow((0.7, y_dec), (steps["1"] - 0.75, y_dec), color=edge("query"))
+    for a, b in (("1", "2"), ("2", "3")):
+        c.arrow(
+            (steps[a] + 0.75, y_dec),
+            (steps[b] - 0.75, y_dec),
+            color=edge("query"),
+            label=rf"$\mathbf{{s}}_{a}$",
+            label_offset=(0, 0.2),
+        )
+    c.arrow((steps["3"] + 0.75, y_dec), (9.4, y_dec), color=edge("query"))
+    c.text(9.55, y_dec, r"$\cdots$", size=15, color=MUTED, ha="left")
+    c.text(
+        0.4,
+        y_dec - 0.4,
+        r"($\mathbf{s}_0$ from $\mathbf{h}_{\mathrm{final}}$)",
+        size=FONT - 3,
+        color=MUTED,
+        ha="left",
+    )
+    return c
+
+
 # ---------------------------------------------------------------------------------------------------
 # Chapter 4
 
@@ -1387,6 +1454,7 @@ DIAGRAMS: dict[str, Callable[[], Canvas]] = {
     "ch1_hard_soft_lookup": ch1_hard_soft_lookup,
     "ch2_han": ch2_han,
     "ch3_decoder_step": ch3_decoder_step,
+    "ch3_without_attention": ch3_without_attention,
     "ch4_self_attention": ch4_self_attention,
     "ch4_positional_curves": ch4_positional_curves,
     "ch5_multi_head": ch5_multi_head,

@@ -252,3 +252,157 @@ def test_positional_encoding_checker_names_the_mistake(candidate, message, capsy
     output = capsys.readouterr().out
     assert "✘ positional_encoding" in output
     assert message in output
+
+
+# --- a self-attention module with a padding mask and dropout (exercise 4.2) ---
+
+
+class RightMasked(torch.nn.Module):
+    def __init__(self, d_model, d_k, dropout=0.0):
+        super().__init__()
+        self.w_q = torch.nn.Linear(d_model, d_k, bias=False)
+        self.w_k = torch.nn.Linear(d_model, d_k, bias=False)
+        self.w_v = torch.nn.Linear(d_model, d_k, bias=False)
+        self.dropout = dropout
+
+    def scores(self, x, lengths):
+        query, key = self.w_q(x), self.w_k(x)
+        scores = query @ key.mT / math.sqrt(query.shape[-1])
+        padded = torch.arange(x.shape[1])[None, :] >= lengths[:, None]
+        return scores, padded[:, None, :]
+
+    def forward(self, x, lengths):
+        scores, padded = self.scores(x, lengths)
+        weights = torch.softmax(scores.masked_fill(padded, float("-inf")), dim=-1)
+        weights = F.dropout(weights, self.dropout, training=self.training)
+        return weights @ self.w_v(x), weights
+
+
+class RightWithTorchMask(RightMasked):
+    def forward(self, x, lengths):
+        scores, padded = self.scores(x, lengths)
+        scores = scores + torch.zeros_like(scores).masked_fill(padded, -torch.inf)
+        weights = F.dropout(scores.softmax(-1), self.dropout, self.training)
+        return weights @ self.w_v(x), weights
+
+
+class NoMask(RightMasked):
+    def forward(self, x, lengths):
+        scores, _ = self.scores(x, lengths)
+        weights = torch.softmax(scores, dim=-1)
+        return weights @ self.w_v(x), weights
+
+
+class ZeroFilled(RightMasked):
+    def forward(self, x, lengths):
+        scores, padded = self.scores(x, lengths)
+        weights = torch.softmax(scores.masked_fill(padded, 0.0), dim=-1)
+        return weights @ self.w_v(x), weights
+
+
+class DropoutAlways(RightMasked):
+    def forward(self, x, lengths):
+        scores, padded = self.scores(x, lengths)
+        weights = torch.softmax(scores.masked_fill(padded, float("-inf")), dim=-1)
+        weights = F.dropout(weights, self.dropout, training=True)
+        return weights @ self.w_v(x), weights
+
+
+class DropoutNever(RightMasked):
+    def forward(self, x, lengths):
+        self.training = False
+        return super().forward(x, lengths)
+
+
+class NoLinearLayers(torch.nn.Module):
+    def __init__(self, d_model, d_k, dropout=0.0):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(d_model, d_k))
+
+
+@pytest.mark.parametrize("candidate", [RightMasked, RightWithTorchMask])
+def test_masked_self_attention_checker_accepts_right_answers(candidate, capsys):
+    assert checks.masked_self_attention(candidate) is True
+    assert "✔ masked_self_attention" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("candidate", "message"),
+    [
+        (NoMask, "masked (padded) positions get weight"),
+        (ZeroFilled, "masked (padded) positions get weight"),
+        (DropoutAlways, "eval mode: weights"),
+        (DropoutNever, "training mode: dropout p=0.5"),
+        (NoLinearLayers, "the module needs w_q, w_k, w_v"),
+    ],
+)
+def test_masked_self_attention_checker_names_the_mistake(candidate, message, capsys):
+    assert checks.masked_self_attention(candidate) is False
+    output = capsys.readouterr().out
+    assert "✘ masked_self_attention" in output and message in output
+
+
+# --- rotary position embeddings (exercise 4.3) ---
+
+
+def right_rope(x, positions):
+    d = x.shape[-1]
+    angle = positions[:, None] * 10000 ** (-torch.arange(0, d, 2) / d)
+    even, odd = x[..., 0::2], x[..., 1::2]
+    out = torch.empty_like(x)
+    out[..., 0::2] = even * angle.cos() - odd * angle.sin()
+    out[..., 1::2] = even * angle.sin() + odd * angle.cos()
+    return out
+
+
+def right_rope_complex(x, positions):
+    d = x.shape[-1]
+    angle = positions[:, None].double() * 10000 ** (-torch.arange(0, d, 2).double() / d)
+    pairs = torch.view_as_complex(x.double().reshape(*x.shape[:-1], d // 2, 2).contiguous())
+    turned = torch.view_as_real(pairs * torch.polar(torch.ones_like(angle), angle))
+    return turned.reshape(x.shape).float()
+
+
+def rope_wrong_way(x, positions):
+    return right_rope(x, -positions)
+
+
+def rope_halves(x, positions):
+    d = x.shape[-1]
+    angle = positions[:, None] * 10000 ** (-torch.arange(0, d, 2) / d)
+    first, second = x[..., : d // 2], x[..., d // 2 :]
+    return torch.cat(
+        [first * angle.cos() - second * angle.sin(), first * angle.sin() + second * angle.cos()],
+        dim=-1,
+    )
+
+
+def rope_exponent_j(x, positions):
+    d = x.shape[-1]
+    angle = positions[:, None] * 10000 ** (-torch.arange(d // 2) / d)
+    even, odd = x[..., 0::2], x[..., 1::2]
+    out = torch.empty_like(x)
+    out[..., 0::2] = even * angle.cos() - odd * angle.sin()
+    out[..., 1::2] = even * angle.sin() + odd * angle.cos()
+    return out
+
+
+@pytest.mark.parametrize("candidate", [right_rope, right_rope_complex])
+def test_rope_checker_accepts_right_answers(candidate, capsys):
+    assert checks.rope(candidate) is True
+    assert "✔ rope: passes all 2 test cases." in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("candidate", "message"),
+    [
+        (rope_wrong_way, "turned the wrong way"),
+        (rope_halves, "pairs (j, j + d/2)"),
+        (rope_exponent_j, "the exponent uses 2j, not j"),
+        (lambda x, positions: x, "expected"),
+    ],
+)
+def test_rope_checker_names_the_mistake(candidate, message, capsys):
+    assert checks.rope(candidate) is False
+    output = capsys.readouterr().out
+    assert "✘ rope" in output and message in output

@@ -9,7 +9,12 @@ from attention_to_bert.checks.ch01 import (
 )
 from attention_to_bert.checks.ch02 import han_attention
 from attention_to_bert.checks.ch03 import beam_search
-from attention_to_bert.checks.ch04 import positional_encoding, self_attention
+from attention_to_bert.checks.ch04 import (
+    masked_self_attention,
+    positional_encoding,
+    rope,
+    self_attention,
+)
 from attention_to_bert.checks.ch05 import causal_mask, multi_head_attention, split_heads
 from attention_to_bert.checks.ch06 import beam_step, cross_attention
 from attention_to_bert.checks.ch07 import mlm_mask

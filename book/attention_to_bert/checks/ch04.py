@@ -1,4 +1,5 @@
-"""The checkers of chapter 4: self-attention and the sinusoidal positional encoding."""
+"""The checkers of chapter 4: self-attention, the sinusoidal positional encoding, a self-attention
+module with a padding mask and dropout, and rotary position embeddings (RoPE)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from torch import nn
 
 from attention_to_bert.checks.checker import Checker
 
@@ -75,4 +77,140 @@ def positional_encoding(candidate: Callable[[int, int], torch.Tensor]) -> bool:
         ]
         actual = checker.call(candidate, max_len, d_model, case=case)
         checker.compare(actual, expected, case, mistakes, atol=1e-4)
+    return checker.report()
+
+
+def _masked_reference(
+    module: nn.Module, x: torch.Tensor, lengths: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Scores, padding mask (True = padded key), weights and values of ``module``'s projections, in float64."""
+    with torch.no_grad():
+        query, key, value = (getattr(module, name)(x).double() for name in ("w_q", "w_k", "w_v"))
+    scores = query @ key.mT / query.shape[-1] ** 0.5
+    padded = torch.arange(x.shape[1])[None, :] >= lengths[:, None]  # (batch, n)
+    weights = torch.softmax(scores.masked_fill(padded[:, None, :], float("-inf")), dim=-1)
+    return scores, padded, weights, value
+
+
+def masked_self_attention(candidate: Callable[..., Any]) -> bool:
+    """Check a module class ``candidate(d_model, d_k, dropout)``: ``w_q``, ``w_k``, ``w_v`` are
+    ``nn.Linear(d_model, d_k, bias=False)`` layers; ``forward(x, lengths)`` returns ``(output, weights)``,
+    scaled dot-product self-attention in which the keys after ``lengths[b]`` (padding) get weight 0,
+    with dropout on the weights in training mode only."""
+    checker = Checker("masked_self_attention")
+    generator = torch.Generator().manual_seed(5)
+    cases = [
+        ("2 sequences of lengths 5 and 3, d_model=8, d_k=4", (2, 5, 8, 4), [5, 3]),
+        ("3 sequences of lengths 1, 4 and 2, d_model=6, d_k=6", (3, 4, 6, 6), [1, 4, 2]),
+    ]
+    for case, (batch, n, d_model, d_k), given in cases:
+        module = checker.call(candidate, d_model, d_k, 0.5, case=f"{case}: building the module")
+        if module is None:
+            continue
+        layers = [getattr(module, name, None) for name in ("w_q", "w_k", "w_v")]
+        if not checker.expect(
+            all(isinstance(layer, nn.Linear) for layer in layers)
+            and all(layer.weight.shape == (d_k, d_model) for layer in layers),
+            f"{case}: the module needs w_q, w_k, w_v = nn.Linear(d_model, d_k, bias=False)",
+        ):
+            continue
+        x = torch.randn(batch, n, d_model, generator=generator)
+        lengths = torch.tensor(given)
+        scores, padded, expected, value = _masked_reference(module, x, lengths)
+        keys_masked = padded[:, None, :].expand_as(expected)
+        mistakes = [
+            (
+                torch.softmax((scores * d_k**0.5).masked_fill(keys_masked, float("-inf")), -1),
+                "not scaled: divide the scores by sqrt(d_k)",
+            ),
+        ]
+        module.eval()
+        result = checker.call(
+            module, x.clone(), lengths.clone(), case=f"{case}, eval mode", pair="(output, weights)"
+        )
+        output, weights = result or (None, None)
+        name = f"{case}, eval mode"
+        if not checker.compare(weights, expected, f"{name}: weights", mistakes, 1e-4, keys_masked):
+            continue
+        if not checker.compare(output, expected @ value, f"{name}: output", (), 1e-4):
+            continue
+        module.train()
+        state = torch.random.get_rng_state()
+        torch.manual_seed(0)
+        result = checker.call(
+            module,
+            x.clone(),
+            lengths.clone(),
+            case=f"{case}, training mode",
+            pair="(output, weights)",
+        )
+        torch.random.set_rng_state(state)
+        if result is None or not isinstance(result[1], torch.Tensor):
+            continue
+        dropped = result[1].detach().double()
+        kept = dropped != 0
+        checker.expect(
+            dropped.shape == expected.shape
+            and bool(kept.sum() < (expected > 0).sum())
+            and torch.allclose(dropped[kept], 2 * expected[kept], atol=1e-4),
+            f"{case}, training mode: dropout p=0.5 on the weights must zero some weights and double "
+            "the others (F.dropout(weights, p, training=self.training))",
+        )
+    return checker.report()
+
+
+def _rope_reference(
+    x: torch.Tensor, positions: torch.Tensor, sign: float = 1.0, step: int = 2, halves: bool = False
+) -> torch.Tensor:
+    """Rotary embedding of ``x`` (..., n, d) at ``positions`` (n,), in float64; the arguments make
+    the typical mistakes: the other direction, the frequency exponent j/d, pairs (j, j + d/2)."""
+    x = x.double()
+    d = x.shape[-1]
+    if step == 2:
+        frequency = 10000.0 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+    else:  # the exponent j / d with j = 0, 1, 2, ... (half the right one)
+        frequency = 10000.0 ** (-torch.arange(0, d // 2, dtype=torch.float64) / d)
+    angle = sign * positions.double()[:, None] * frequency  # (n, d/2)
+    if halves:
+        first, second = x[..., : d // 2], x[..., d // 2 :]
+    else:
+        first, second = x[..., 0::2], x[..., 1::2]
+    turned_first = first * angle.cos() - second * angle.sin()
+    turned_second = first * angle.sin() + second * angle.cos()
+    out = torch.empty_like(x)
+    if halves:
+        out[..., : d // 2], out[..., d // 2 :] = turned_first, turned_second
+    else:
+        out[..., 0::2], out[..., 1::2] = turned_first, turned_second
+    return out
+
+
+def rope(candidate: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> bool:
+    """Check ``candidate(x, positions)``: the pair of dimensions (2j, 2j+1) of the vector at position
+    p turned by the angle p * 10000^(-2j/d): x' = x cos - y sin, y' = x sin + y cos."""
+    checker = Checker("rope")
+    generator = torch.Generator().manual_seed(6)
+    cases = [
+        ("one sequence of 5 vectors of size 8, positions 0..4", (5, 8), [0, 1, 2, 3, 4]),
+        ("a batch of 2 x 3 vectors of size 4, positions 3, 7, 10", (2, 3, 4), [3, 7, 10]),
+    ]
+    for case, shape, given in cases:
+        x = torch.randn(*shape, generator=generator)
+        positions = torch.tensor(given)
+        actual = checker.call(candidate, x.clone(), positions.clone(), case=case)
+        mistakes = [
+            (
+                _rope_reference(x, positions, sign=-1.0),
+                "turned the wrong way: x' = x cos - y sin, y' = x sin + y cos",
+            ),
+            (
+                _rope_reference(x, positions, halves=True),
+                "pairs (j, j + d/2): this chapter turns neighbouring dimensions (2j, 2j + 1)",
+            ),
+            (
+                _rope_reference(x, positions, step=1),
+                "pair j turns at 10000^(-2j/d): the exponent uses 2j, not j",
+            ),
+        ]
+        checker.compare(actual, _rope_reference(x, positions), case, mistakes, atol=1e-4)
     return checker.report()

@@ -1,0 +1,57 @@
+"""Chapter 4's partner-task baselines (``data/results/ch04_partner.json``, from
+``scripts/partner_baselines.py``).
+
+The fast test checks that the file is complete and follows its recipe; the slow one re-runs the
+attention model of seed 0 and compares it with the file.
+"""
+
+import importlib.util
+
+import pytest
+from helpers import ROOT
+
+from attention_to_bert import results
+
+SEEDS = (0, 1, 2)
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location(
+        "partner_baselines", ROOT / "scripts" / "partner_baselines.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("model", ["mlp", "bigru", "cnn"])
+def test_baselines_are_complete_and_follow_their_recipe(model):
+    rows = results.load("ch04_partner")["rows"]
+    for seed in SEEDS:
+        mine = [r for r in rows if (r["model"], r["seed"]) == (model, seed)]
+        equal = [r for r in mine if r["budget"] == "equal"]
+        sweep = [r for r in mine if r["budget"] == "sweep10"]
+        assert len(equal) == len(sweep) == (6 if model == "mlp" else 3)
+        assert all(r["steps"] == 126 for r in equal)
+        best = max(sweep, key=lambda r: r["validation"])
+        for data in ("fixed", "fresh"):
+            long_run = [r for r in mine if r["budget"] == "long" and r["data"] == data]
+            assert [r["epochs"] for r in long_run] == [2, 10, 20, 50]
+            assert all(
+                (r["lr"], r["weight_decay"]) == (best["lr"], best["weight_decay"]) for r in long_run
+            )
+    attention = [r for r in rows if r["model"] == "attention"]
+    assert sorted(r["seed"] for r in attention) == list(SEEDS)
+
+
+@pytest.mark.slow
+def test_attention_row_reruns():
+    script = load_script()
+    (row,) = script.run("attention", 1e-2, 0.0, 2, 0)
+    (shipped,) = [
+        r
+        for r in results.load("ch04_partner")["rows"]
+        if (r["model"], r["seed"]) == ("attention", 0)
+    ]
+    for key in ("training", "validation", "test"):
+        assert abs(row[key] - shipped[key]) <= 0.01, key
