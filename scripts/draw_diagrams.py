@@ -1334,6 +1334,125 @@ def ch7_pretraining() -> Canvas:
     return c
 
 
+def ch7_thesis() -> Canvas:
+    """BERT's thesis: pre-train one encoder once on unlabelled text, then fine-tune a copy per task."""
+    c = Canvas(10.4, 4.6)
+    # left: pre-training
+    c.text(2.55, 4.2, "1. pre-training (once, expensive)", size=FONT + 1)
+    c.box(
+        2.55,
+        0.75,
+        4.3,
+        0.62,
+        "unlabelled text: books, Wikipedia\n(3.3 billion words)",
+        "input",
+        size=FONT - 2,
+    )
+    c.arrow((2.55, 1.07), (2.55, 1.45))
+    c.box(2.55, 1.95, 4.3, 0.9, "", "attention")
+    c.text(2.55, 2.1, "BERT encoder", size=FONT)
+    c.text(2.55, 1.78, "starts from random weights", size=FONT - 2, color=MUTED)
+    c.arrow((2.55, 2.4), (2.55, 2.8))
+    c.box(
+        2.55,
+        3.2,
+        4.3,
+        0.72,
+        "MLM + NSP heads\n(predict hidden words, next sentence?)",
+        "op",
+        size=FONT - 2,
+    )
+    # the arrow: copy the weights
+    c.arrow((4.85, 1.95), (5.95, 1.95), lw=2.2, label="copy the\nweights", label_offset=(0, 0.42))
+    # right: fine-tuning
+    c.text(7.95, 4.2, "2. fine-tuning (per task, cheap)", size=FONT + 1)
+    c.box(
+        7.95,
+        0.75,
+        4.3,
+        0.62,
+        "a few thousand labelled examples\n(e.g. sentences with a label)",
+        "input",
+        size=FONT - 2,
+    )
+    c.arrow((7.95, 1.07), (7.95, 1.45))
+    c.box(7.95, 1.95, 4.3, 0.9, "", "attention")
+    c.text(7.95, 2.1, "the same BERT encoder", size=FONT)
+    c.text(7.95, 1.78, "starts from the pre-trained weights", size=FONT - 2, color=MUTED)
+    c.arrow((7.95, 2.4), (7.95, 2.8))
+    c.box(
+        7.95,
+        3.2,
+        4.3,
+        0.72,
+        "a new, small task head\nall weights trained a few epochs",
+        "result",
+        size=FONT - 2,
+        lw=2.2,
+    )
+    return c
+
+
+def ch7_task_heads() -> Canvas:
+    """BERT's four task heads on one encoder: [CLS] for (pair) classification, every token for
+    tagging, start and end scores for spans."""
+    c = Canvas(11.0, 5.6)
+    panels = [
+        ("sentence\nclassification", ["[CLS]", "great", "phone", "[SEP]"], [0], "positive"),
+        ("sentence-pair\nclassification", ["[CLS]", "A", "[SEP]", "B", "[SEP]"], [0], "entails"),
+        ("token\ntagging", ["[CLS]", "Ann", "met", "Bo", "[SEP]"], [1, 2, 3], "PER O PER"),
+        (
+            "span\nextraction",
+            ["[CLS]", "Q", "[SEP]", "p1", "p2", "p3", "[SEP]"],
+            [3, 4, 5],
+            "start p2, end p3",
+        ),
+    ]
+    width = 2.6
+    for k, (title, tokens, read, out) in enumerate(panels):
+        x0 = 0.25 + k * (width + 0.1)
+        xc = x0 + width / 2
+        c.text(xc, 5.15, title, size=FONT - 1)
+        step = (width - 0.2) / len(tokens)
+        xs = [x0 + 0.1 + step * (j + 0.5) for j in range(len(tokens))]
+        for x, token in zip(xs, tokens, strict=True):
+            c.box(
+                x,
+                0.55,
+                step - 0.05,
+                0.36,
+                _tt(token) if token.startswith("[") else token,
+                "input",
+                size=FONT - 4,
+            )
+        c.box(xc, 1.55, width - 0.15, 0.8, "", "attention")
+        c.text(xc, 1.55, "BERT encoder\n(pre-trained)", size=FONT - 2)
+        c.arrow((xc, 0.74), (xc, 1.15))
+        for j, x in enumerate(xs):
+            c.box(
+                x,
+                2.65,
+                step - 0.05,
+                0.36,
+                r"$\mathbf{h}$",
+                "result" if j in read else "input",
+                size=FONT - 3,
+            )
+            if j in read:
+                c.arrow((x, 2.84), (xc if len(read) == 1 else x, 3.45))
+        c.arrow((xc, 1.95), (xc, 2.45))
+        head = {
+            0: "linear on $\\mathbf{h}_{\\mathtt{[CLS]}}$",
+            1: "linear on $\\mathbf{h}_{\\mathtt{[CLS]}}$",
+            2: "linear on every $\\mathbf{h}_i$",
+            3: "$\\mathbf{s}^\\top\\mathbf{h}_i$, $\\mathbf{e}^\\top\\mathbf{h}_j$",
+        }[k]
+        c.box(xc, 3.75, width - 0.15, 0.55, head, "op", size=FONT - 2, lw=2.0)
+        c.arrow((xc, 4.03), (xc, 4.38))
+        c.text(xc, 4.6, out, size=FONT - 2)
+    return c
+
+
 def ch8_finetuning() -> Canvas:
     """Fine-tuning: the mean of the output vectors, one new linear layer, every weight trained."""
     c = Canvas(10.2, 5.3)
@@ -1389,8 +1508,10 @@ DIAGRAMS: dict[str, Callable[[], Canvas]] = {
     "ch5_padding_mask": ch5_padding_mask,
     "ch5_causal_mask": ch5_causal_mask,
     "ch6_transformer": ch6_transformer,
+    "ch7_thesis": ch7_thesis,
     "ch7_bert_input": ch7_bert_input,
     "ch7_pretraining": ch7_pretraining,
+    "ch7_task_heads": ch7_task_heads,
     "ch8_finetuning": ch8_finetuning,
 }
 
