@@ -1027,6 +1027,98 @@ def ch5_causal_mask() -> Canvas:
 # Chapter 6
 
 
+def ch5_kv_sharing() -> Canvas:
+    """Multi-head, grouped-query and multi-query attention: which key/value head each query head
+    reads, and what the cache keeps per token and layer."""
+    c = Canvas(11.4, 3.9)
+    panels = [
+        ("multi-head attention", 8, "8 key/value heads"),
+        ("grouped-query attention", 2, "2 key/value heads"),
+        ("multi-query attention", 1, "1 key/value head"),
+    ]
+    width = 3.6
+    for p, (title, kv_heads, cached) in enumerate(panels):
+        x0 = 0.3 + p * (width + 0.1)
+        c.text(x0 + width / 2, 3.55, title, size=FONT)
+        qs = [x0 + 0.25 + k * (width - 0.5) / 7 for k in range(8)]
+        for k, x in enumerate(qs):
+            c.box(x, 2.85, 0.36, 0.36, rf"$q_{k}$", "query", size=FONT - 3)
+        kvs = [
+            x0
+            + width / 2
+            + (j - (kv_heads - 1) / 2)
+            * (width - 0.5)
+            / 7
+            * (8 / kv_heads)
+            * (1 if kv_heads > 1 else 0)
+            for j in range(kv_heads)
+        ]
+        for j, x in enumerate(kvs):
+            c.box(x, 1.55, 0.36, 0.36, rf"$k_{j}$", "key", size=FONT - 3)
+            c.box(x, 1.1, 0.36, 0.36, rf"$v_{j}$", "value", size=FONT - 3)
+        per = 8 // kv_heads
+        for k, x in enumerate(qs):
+            c.line([x, kvs[k // per]], [2.66, 1.74], color=MUTED, lw=1.0)
+        c.text(x0 + width / 2, 0.55, f"cache: {cached}", size=FONT - 2)
+        c.text(
+            x0 + width / 2,
+            0.25,
+            "a token and layer" if p == 0 else f"{8 // kv_heads} times smaller",
+            size=FONT - 2,
+            color=MUTED,
+        )
+    return c
+
+
+def ch5_kv_cache() -> Canvas:
+    """A KV cache growing: at each step one new key and value join the cache, and the new query
+    attends to all of them."""
+    tokens = ["the", "cat", "sat", "on"]
+    c = Canvas(9.6, 4.9)
+    c.text(1.0, 4.5, "step", size=FONT - 1, color=MUTED)
+    c.text(2.35, 4.5, "new query", size=FONT - 1, color=MUTED)
+    c.text(6.0, 4.5, "the cache: keys (top), values (bottom)", size=FONT - 1, color=MUTED)
+    for t in range(len(tokens)):
+        y = 3.8 - t * 1.05
+        c.text(1.0, y, f"{t + 1}: \u201c{tokens[t]}\u201d", size=FONT - 1)
+        c.box(2.35, y, 0.55, 0.4, rf"$q_{t + 1}$", "query", size=FONT - 2)
+        for j in range(t + 1):
+            x = 3.8 + j * 0.85
+            new = j == t
+            c.box(
+                x,
+                y + 0.21,
+                0.62,
+                0.36,
+                rf"$k_{j + 1}$",
+                "key",
+                size=FONT - 3,
+                lw=2.4 if new else 1.0,
+            )
+            c.box(
+                x,
+                y - 0.21,
+                0.62,
+                0.36,
+                rf"$v_{j + 1}$",
+                "value",
+                size=FONT - 3,
+                lw=2.4 if new else 1.0,
+            )
+        c.arrow((2.65, y), (3.8 - 0.36, y))
+        c.text(
+            3.8 + (t + 1) * 0.85 + 0.2,
+            y,
+            "bold: new, projected\nonly at this step"
+            if t == 0
+            else f"{t} kept + 1 new:\n$q_{t + 1}$ attends to all {t + 1}",
+            size=FONT - 3,
+            color=MUTED,
+            ha="left",
+        )
+    return c
+
+
 def ch6_transformer() -> Canvas:
     """The Transformer: N encoder layers, N decoder layers, in the chapter's symbols."""
     c = Canvas(9.6, 11.3)
@@ -1371,7 +1463,7 @@ def ch7_thesis() -> Canvas:
         0.75,
         4.3,
         0.62,
-        "a few thousand labelled examples\n(e.g. sentences with a label)",
+        "labelled examples of one task\n(e.g. sentences with a label)",
         "input",
         size=FONT - 2,
     )
@@ -1507,6 +1599,8 @@ DIAGRAMS: dict[str, Callable[[], Canvas]] = {
     "ch5_multi_head": ch5_multi_head,
     "ch5_padding_mask": ch5_padding_mask,
     "ch5_causal_mask": ch5_causal_mask,
+    "ch5_kv_cache": ch5_kv_cache,
+    "ch5_kv_sharing": ch5_kv_sharing,
     "ch6_transformer": ch6_transformer,
     "ch7_thesis": ch7_thesis,
     "ch7_bert_input": ch7_bert_input,
