@@ -1098,6 +1098,98 @@ def ch5_causal_mask() -> Canvas:
 # Chapter 6
 
 
+def ch5_kv_sharing() -> Canvas:
+    """Multi-head, grouped-query and multi-query attention: which key/value head each query head
+    reads, and what the cache keeps per token and layer."""
+    c = Canvas(11.4, 3.9)
+    panels = [
+        ("multi-head attention", 8, "8 key/value heads"),
+        ("grouped-query attention", 2, "2 key/value heads"),
+        ("multi-query attention", 1, "1 key/value head"),
+    ]
+    width = 3.6
+    for p, (title, kv_heads, cached) in enumerate(panels):
+        x0 = 0.3 + p * (width + 0.1)
+        c.text(x0 + width / 2, 3.55, title, size=FONT)
+        qs = [x0 + 0.25 + k * (width - 0.5) / 7 for k in range(8)]
+        for k, x in enumerate(qs):
+            c.box(x, 2.85, 0.36, 0.36, rf"$q_{k}$", "query", size=FONT - 3)
+        kvs = [
+            x0
+            + width / 2
+            + (j - (kv_heads - 1) / 2)
+            * (width - 0.5)
+            / 7
+            * (8 / kv_heads)
+            * (1 if kv_heads > 1 else 0)
+            for j in range(kv_heads)
+        ]
+        for j, x in enumerate(kvs):
+            c.box(x, 1.55, 0.36, 0.36, rf"$k_{j}$", "key", size=FONT - 3)
+            c.box(x, 1.1, 0.36, 0.36, rf"$v_{j}$", "value", size=FONT - 3)
+        per = 8 // kv_heads
+        for k, x in enumerate(qs):
+            c.line([x, kvs[k // per]], [2.66, 1.74], color=MUTED, lw=1.0)
+        c.text(x0 + width / 2, 0.55, f"cache: {cached}", size=FONT - 2)
+        c.text(
+            x0 + width / 2,
+            0.25,
+            "a token and layer" if p == 0 else f"{8 // kv_heads} times smaller",
+            size=FONT - 2,
+            color=MUTED,
+        )
+    return c
+
+
+def ch5_kv_cache() -> Canvas:
+    """A KV cache growing: at each step one new key and value join the cache, and the new query
+    attends to all of them."""
+    tokens = ["the", "cat", "sat", "on"]
+    c = Canvas(9.6, 4.9)
+    c.text(1.0, 4.5, "step", size=FONT - 1, color=MUTED)
+    c.text(2.35, 4.5, "new query", size=FONT - 1, color=MUTED)
+    c.text(6.0, 4.5, "the cache: keys (top), values (bottom)", size=FONT - 1, color=MUTED)
+    for t in range(len(tokens)):
+        y = 3.8 - t * 1.05
+        c.text(1.0, y, f"{t + 1}: \u201c{tokens[t]}\u201d", size=FONT - 1)
+        c.box(2.35, y, 0.55, 0.4, rf"$q_{t + 1}$", "query", size=FONT - 2)
+        for j in range(t + 1):
+            x = 3.8 + j * 0.85
+            new = j == t
+            c.box(
+                x,
+                y + 0.21,
+                0.62,
+                0.36,
+                rf"$k_{j + 1}$",
+                "key",
+                size=FONT - 3,
+                lw=2.4 if new else 1.0,
+            )
+            c.box(
+                x,
+                y - 0.21,
+                0.62,
+                0.36,
+                rf"$v_{j + 1}$",
+                "value",
+                size=FONT - 3,
+                lw=2.4 if new else 1.0,
+            )
+        c.arrow((2.65, y), (3.8 - 0.36, y))
+        c.text(
+            3.8 + (t + 1) * 0.85 + 0.2,
+            y,
+            "bold: new, projected\nonly at this step"
+            if t == 0
+            else f"{t} kept + 1 new:\n$q_{t + 1}$ attends to all {t + 1}",
+            size=FONT - 3,
+            color=MUTED,
+            ha="left",
+        )
+    return c
+
+
 def ch6_transformer() -> Canvas:
     """The Transformer: N encoder layers, N decoder layers, in the chapter's symbols."""
     c = Canvas(9.6, 11.3)
@@ -1405,6 +1497,125 @@ def ch7_pretraining() -> Canvas:
     return c
 
 
+def ch7_thesis() -> Canvas:
+    """BERT's thesis: pre-train one encoder once on unlabelled text, then fine-tune a copy per task."""
+    c = Canvas(10.4, 4.6)
+    # left: pre-training
+    c.text(2.55, 4.2, "1. pre-training (once, expensive)", size=FONT + 1)
+    c.box(
+        2.55,
+        0.75,
+        4.3,
+        0.62,
+        "unlabelled text: books, Wikipedia\n(3.3 billion words)",
+        "input",
+        size=FONT - 2,
+    )
+    c.arrow((2.55, 1.07), (2.55, 1.45))
+    c.box(2.55, 1.95, 4.3, 0.9, "", "attention")
+    c.text(2.55, 2.1, "BERT encoder", size=FONT)
+    c.text(2.55, 1.78, "starts from random weights", size=FONT - 2, color=MUTED)
+    c.arrow((2.55, 2.4), (2.55, 2.8))
+    c.box(
+        2.55,
+        3.2,
+        4.3,
+        0.72,
+        "MLM + NSP heads\n(predict hidden words, next sentence?)",
+        "op",
+        size=FONT - 2,
+    )
+    # the arrow: copy the weights
+    c.arrow((4.85, 1.95), (5.95, 1.95), lw=2.2, label="copy the\nweights", label_offset=(0, 0.42))
+    # right: fine-tuning
+    c.text(7.95, 4.2, "2. fine-tuning (per task, cheap)", size=FONT + 1)
+    c.box(
+        7.95,
+        0.75,
+        4.3,
+        0.62,
+        "labelled examples of one task\n(e.g. sentences with a label)",
+        "input",
+        size=FONT - 2,
+    )
+    c.arrow((7.95, 1.07), (7.95, 1.45))
+    c.box(7.95, 1.95, 4.3, 0.9, "", "attention")
+    c.text(7.95, 2.1, "the same BERT encoder", size=FONT)
+    c.text(7.95, 1.78, "starts from the pre-trained weights", size=FONT - 2, color=MUTED)
+    c.arrow((7.95, 2.4), (7.95, 2.8))
+    c.box(
+        7.95,
+        3.2,
+        4.3,
+        0.72,
+        "a new, small task head\nall weights trained a few epochs",
+        "result",
+        size=FONT - 2,
+        lw=2.2,
+    )
+    return c
+
+
+def ch7_task_heads() -> Canvas:
+    """BERT's four task heads on one encoder: [CLS] for (pair) classification, every token for
+    tagging, start and end scores for spans."""
+    c = Canvas(11.0, 5.6)
+    panels = [
+        ("sentence\nclassification", ["[CLS]", "great", "phone", "[SEP]"], [0], "positive"),
+        ("sentence-pair\nclassification", ["[CLS]", "A", "[SEP]", "B", "[SEP]"], [0], "entails"),
+        ("token\ntagging", ["[CLS]", "Ann", "met", "Bo", "[SEP]"], [1, 2, 3], "PER O PER"),
+        (
+            "span\nextraction",
+            ["[CLS]", "Q", "[SEP]", "p1", "p2", "p3", "[SEP]"],
+            [3, 4, 5],
+            "start p2, end p3",
+        ),
+    ]
+    width = 2.6
+    for k, (title, tokens, read, out) in enumerate(panels):
+        x0 = 0.25 + k * (width + 0.1)
+        xc = x0 + width / 2
+        c.text(xc, 5.15, title, size=FONT - 1)
+        step = (width - 0.2) / len(tokens)
+        xs = [x0 + 0.1 + step * (j + 0.5) for j in range(len(tokens))]
+        for x, token in zip(xs, tokens, strict=True):
+            c.box(
+                x,
+                0.55,
+                step - 0.05,
+                0.36,
+                _tt(token) if token.startswith("[") else token,
+                "input",
+                size=FONT - 4,
+            )
+        c.box(xc, 1.55, width - 0.15, 0.8, "", "attention")
+        c.text(xc, 1.55, "BERT encoder\n(pre-trained)", size=FONT - 2)
+        c.arrow((xc, 0.74), (xc, 1.15))
+        for j, x in enumerate(xs):
+            c.box(
+                x,
+                2.65,
+                step - 0.05,
+                0.36,
+                r"$\mathbf{h}$",
+                "result" if j in read else "input",
+                size=FONT - 3,
+            )
+            if j in read:
+                c.arrow((x, 2.84), (xc if len(read) == 1 else x, 3.45))
+        c.arrow((xc, 1.95), (xc, 2.45))
+        head = {
+            0: "linear on $\\mathbf{h}_{\\mathtt{[CLS]}}$",
+            1: "linear on $\\mathbf{h}_{\\mathtt{[CLS]}}$",
+            2: "linear on every $\\mathbf{h}_i$",
+            3: "$\\mathbf{s}^\\top\\mathbf{h}_i$, $\\mathbf{e}^\\top\\mathbf{h}_j$",
+        }[k]
+        c.box(xc, 3.75, width - 0.15, 0.55, head, "op", size=FONT - 2, lw=2.0)
+        c.arrow((xc, 4.03), (xc, 4.38))
+        c.text(xc, 4.6, out, size=FONT - 2)
+    return c
+
+
 def ch8_finetuning() -> Canvas:
     """Fine-tuning: the mean of the output vectors, one new linear layer, every weight trained."""
     c = Canvas(10.2, 5.3)
@@ -1460,9 +1671,13 @@ DIAGRAMS: dict[str, Callable[[], Canvas]] = {
     "ch5_multi_head": ch5_multi_head,
     "ch5_padding_mask": ch5_padding_mask,
     "ch5_causal_mask": ch5_causal_mask,
+    "ch5_kv_cache": ch5_kv_cache,
+    "ch5_kv_sharing": ch5_kv_sharing,
     "ch6_transformer": ch6_transformer,
+    "ch7_thesis": ch7_thesis,
     "ch7_bert_input": ch7_bert_input,
     "ch7_pretraining": ch7_pretraining,
+    "ch7_task_heads": ch7_task_heads,
     "ch8_finetuning": ch8_finetuning,
 }
 

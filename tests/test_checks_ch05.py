@@ -261,3 +261,103 @@ def test_multi_head_checker_catches_params_edited_in_place(capsys):
 
     assert checks.multi_head_attention(scales_params) is False
     assert "the input `params` was modified in place" in capsys.readouterr().out
+
+
+# --- grouped_query_attention, kv_cache_bytes, cached_decoding ---
+
+
+def right_grouped(q, k, v, attn_mask=None):
+    per_group = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(per_group, 1), v.repeat_interleave(per_group, 1)
+    scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
+    if attn_mask is not None:
+        scores = scores.masked_fill(attn_mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ v, weights
+
+
+def tiled_groups(q, k, v, attn_mask=None):
+    per_group = q.shape[1] // k.shape[1]
+    return right_grouped(q, k.repeat(1, per_group, 1, 1), v.repeat(1, per_group, 1, 1), attn_mask)
+
+
+def unscaled_grouped(q, k, v, attn_mask=None):
+    return right_grouped(q * q.shape[-1] ** 0.5, k, v, attn_mask)
+
+
+def test_grouped_query_attention_checker_accepts_a_right_answer(capsys):
+    assert checks.grouped_query_attention(right_grouped) is True
+    assert "passes all 4 test cases" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (tiled_groups, "repeat_interleave"),
+        (unscaled_grouped, "not scaled"),
+        (lambda q, k, v, m: None, "returned None"),
+    ],
+)
+def test_grouped_query_attention_checker_names_typical_mistakes(wrong, message, capsys):
+    assert checks.grouped_query_attention(wrong) is False
+    assert message in capsys.readouterr().out
+
+
+def test_kv_cache_bytes_checker(capsys):
+    assert checks.kv_cache_bytes(lambda L, g, d, t, b: 2 * L * g * d * t * b) is True
+    assert checks.kv_cache_bytes(lambda L, g, d, t, b: L * g * d * t * b) is False
+    assert "keys *and* values" in capsys.readouterr().out
+    assert checks.kv_cache_bytes(lambda L, g, d, t, b: 2 * L * g * d * t) is False
+    assert "bytes_per_number" in capsys.readouterr().out
+
+
+def cached_stack(layers, x):
+    caches = [([], []) for _ in layers]
+    outputs = []
+    for t in range(x.shape[1]):
+        h = x[:, t : t + 1]
+        for layer, (keys, values) in zip(layers, caches, strict=True):
+            keys.append(package_split_heads(layer.k_proj(h), layer.num_heads))
+            values.append(package_split_heads(layer.v_proj(h), layer.num_heads))
+            q = package_split_heads(layer.q_proj(h), layer.num_heads)
+            k, v = torch.cat(keys, dim=2), torch.cat(values, dim=2)
+            weights = torch.softmax(q @ k.transpose(-2, -1) / layer.head_dim**0.5, dim=-1)
+            merged = (weights @ v).transpose(1, 2).flatten(2)
+            h = h + layer.out_proj(merged)
+        outputs.append(h)
+    return torch.cat(outputs, dim=1)
+
+
+def recomputed_stack(layers, x):
+    outputs = []
+    for t in range(x.shape[1]):
+        h = x[:, : t + 1]
+        for layer in layers:
+            h = h + layer(h, h, h, attn_mask=package_causal_mask(t + 1))[0]
+        outputs.append(h[:, -1:])
+    return torch.cat(outputs, dim=1)
+
+
+def no_residual_stack(layers, x):
+    h = x
+    for layer in layers:
+        h = layer(h, h, h, attn_mask=package_causal_mask(x.shape[1]))[0]
+    return h
+
+
+def test_cached_decoding_checker_accepts_a_cache_per_layer(capsys):
+    assert checks.cached_decoding(cached_stack) is True
+    assert "passes all 3 test cases" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        (recomputed_stack, "project only the newest position"),
+        (no_residual_stack, "the residual is missing"),
+        (lambda layers, x: None, "returned None"),
+    ],
+)
+def test_cached_decoding_checker_names_typical_mistakes(wrong, message, capsys):
+    assert checks.cached_decoding(wrong) is False
+    assert message in capsys.readouterr().out

@@ -1,4 +1,4 @@
-"""The book's own pre-training (chapter 7): the heads, the masking, the pair sampler, the script's
+"""The book's own pre-training (chapter 8): the heads, the masking, the pair sampler, the script's
 determinism and errors, the shipped checkpoint, and ``bert.fill_mask``."""
 
 from pathlib import Path

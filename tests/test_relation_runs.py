@@ -67,3 +67,39 @@ def test_bad_arguments(tmp_path):
     notebook.write_text(json.dumps({"cells": [{"cell_type": "code", "source": "x = 1"}]}))
     with pytest.raises(ValueError, match="make_batch"):
         module.chapter_code(notebook)
+
+
+LAYER_SHIPPED = SHIPPED.with_name("ch05_layer_runs.json")
+
+
+def test_first_layer_run_equals_the_shipped_row(tmp_path, keep_threads):
+    out = tmp_path / "layer.json"
+    [first] = script().main(["--layer", "--runs", "1", "--out", str(out)])
+    shipped = json.loads(LAYER_SHIPPED.read_text())["runs"][0]
+    for key in ("heads", "relations", "lr", "seed", "steps", "layer", "until_plateau"):
+        assert first[key] == shipped[key], key
+    for key in ("train", "test"):
+        gap = max(abs(a - b) for a, b in zip(first[key], shipped[key], strict=True))
+        assert gap <= TOLERANCE, (key, first[key], shipped[key])
+
+
+def test_the_shipped_layer_file_holds_the_planned_runs():
+    module = script()
+    runs = json.loads(LAYER_SHIPPED.read_text())["runs"]
+    planned = module.layer_plan()
+    assert len(runs) == len(planned) + 1  # "tuned seeds" stands for two runs
+    cut = planned.index("tuned seeds")
+    for run, wanted in zip(runs[:cut], planned[:cut], strict=True):
+        assert {key: run[key] for key in wanted} == wanted
+        assert run["heads"] == wanted.get("heads", 1)
+    grid = [r for r in runs[:cut] if r["heads"] == 1]
+    best = max(grid, key=lambda r: sum(r["train"]) / len(r["train"]))
+    assert [(r["lr"], r["seed"]) for r in runs[cut : cut + 2]] == [(best["lr"], 1), (best["lr"], 2)]
+    for run, wanted in zip(runs[cut + 2 :], planned[cut + 1 :], strict=True):
+        assert {key: run[key] for key in wanted} == wanted
+    for r in runs:
+        assert r["relations"] == module.RELATIONS and r["steps"] == 300
+        assert r["trained_steps"] >= 300 and r["trained_steps"] % 300 == 0
+        if not r["until_plateau"]:
+            assert r["trained_steps"] == 300
+        assert all(0 <= a <= 1 for a in r["train"] + r["test"])

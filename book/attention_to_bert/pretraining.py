@@ -1,4 +1,4 @@
-"""Pre-training the book's own small BERT (chapter 7): a WordPiece vocabulary, the masked-LM head tied
+"""Pre-training the book's own small BERT (chapter 8): a WordPiece vocabulary, the masked-LM head tied
 to the token table, the next-sentence head on the pooled [CLS], the pair sampler, and the loader of
 the checkpoint that ``scripts/pretrain_bert.py`` writes into ``pretrained/``.
 

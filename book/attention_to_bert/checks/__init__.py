@@ -15,7 +15,14 @@ from attention_to_bert.checks.ch04 import (
     rope,
     self_attention,
 )
-from attention_to_bert.checks.ch05 import causal_mask, multi_head_attention, split_heads
+from attention_to_bert.checks.ch05 import (
+    cached_decoding,
+    causal_mask,
+    grouped_query_attention,
+    kv_cache_bytes,
+    multi_head_attention,
+    split_heads,
+)
 from attention_to_bert.checks.ch06 import beam_step, cross_attention
 from attention_to_bert.checks.ch07 import mlm_mask
 from attention_to_bert.checks.ch08 import masked_scores

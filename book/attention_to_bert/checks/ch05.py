@@ -1,4 +1,5 @@
-"""The checkers of chapter 5: splitting into heads, the causal mask and a masked multi-head layer."""
+"""The checkers of chapter 5: splitting into heads, the causal mask, a masked multi-head layer,
+grouped-query attention, the size of a KV cache and cached decoding through a stack."""
 
 from __future__ import annotations
 
@@ -213,4 +214,166 @@ def multi_head_attention(candidate: Callable[..., tuple[torch.Tensor, torch.Tens
                 mask = mask | attn
             checker.compare(weights, expected_weights, f"{case}, weights", masked=mask)
             checker.compare(output, expected, f"{case}, output")
+    return checker.report()
+
+
+def _grouped_reference(q, k, v, attn_mask, **wrong):
+    """Grouped-query attention in float64 by repeating each key/value head for its query heads
+    (``repeat_interleave``), or one typical mistake of it (the flags in ``wrong``)."""
+    per_group = q.shape[1] // k.shape[1]
+    if wrong.get("tiled"):  # query head i paired with key/value head i % groups
+        k, v = k.repeat(1, per_group, 1, 1), v.repeat(1, per_group, 1, 1)
+    else:
+        k, v = k.repeat_interleave(per_group, dim=1), v.repeat_interleave(per_group, dim=1)
+    scale = 1.0 if wrong.get("unscaled") else q.shape[-1] ** 0.5
+    scores = q.double() @ k.double().transpose(-2, -1) / scale
+    if attn_mask is not None:
+        mask = ~attn_mask if wrong.get("inverted") else attn_mask
+        scores = scores.masked_fill(mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ v.double(), weights
+
+
+_GQA_MISTAKES = [
+    (
+        {"tiled": True},
+        "query head i must share key/value head i // (num_heads // num_kv_heads) "
+        "(consecutive query heads form a group: repeat_interleave), not i % num_kv_heads (repeat)",
+    ),
+    ({"unscaled": True}, "the scores are not scaled: divide them by sqrt(head_dim)"),
+    ({"inverted": True}, "mask polarity inverted: True means 'may NOT attend'"),
+]
+
+
+def grouped_query_attention(candidate: Callable[..., tuple[torch.Tensor, torch.Tensor]]) -> bool:
+    """Check ``candidate(q, k, v, attn_mask)`` -> ``(output, weights)``: q ``(batch, heads, m, d)``,
+    k and v ``(batch, kv_heads, n, d)``, against attention with each key/value head repeated for
+    its group of query heads; multi-query (one key/value head) and multi-head attention (as many
+    as query heads) are among the cases."""
+    checker = Checker("grouped_query_attention")
+    generator = torch.Generator().manual_seed(57)
+    cases = [  # batch, query heads, key/value heads, m, n, head_dim, causal
+        (2, 4, 2, 5, 5, 8, True),
+        (1, 6, 1, 3, 7, 4, False),
+        (2, 8, 2, 6, 6, 4, False),
+        (1, 3, 3, 4, 4, 8, True),
+    ]
+    for batch, heads, kv_heads, m, n, d, causal in cases:
+        kind = {1: "multi-query", heads: "multi-head"}.get(kv_heads, "grouped-query")
+        case = f"{heads} query heads, {kv_heads} key/value head(s) ({kind}), {m} queries, {n} keys"
+        case += ", causal mask" if causal else ""
+        q = torch.randn(batch, heads, m, d, generator=generator)
+        k = torch.randn(batch, kv_heads, n, d, generator=generator)
+        v = torch.randn(batch, kv_heads, n, d, generator=generator)
+        mask = torch.ones(m, n, dtype=torch.bool).triu(diagonal=1) if causal else None
+        result = checker.call(
+            candidate,
+            q.clone(),
+            k.clone(),
+            v.clone(),
+            None if mask is None else mask.clone(),
+            case=case,
+            pair="(output, weights)",
+        )
+        if result is None:
+            continue
+        output, weights = result
+        expected, expected_weights = _grouped_reference(q, k, v, mask)
+        for flags, message in _GQA_MISTAKES:
+            wrong_output, _ = _grouped_reference(q, k, v, mask, **flags)
+            if close(wrong_output, expected, equal_nan=True):  # no difference in this case
+                continue
+            if close(output, wrong_output, equal_nan=True):
+                checker.expect(False, f"{case}: {message}")
+                break
+        else:
+            masked = torch.zeros(m, n, dtype=torch.bool) if mask is None else mask
+            checker.compare(weights, expected_weights, f"{case}, weights", masked=masked)
+            checker.compare(output, expected, f"{case}, output")
+    return checker.report()
+
+
+def kv_cache_bytes(candidate: Callable[..., int]) -> bool:
+    """Check ``candidate(num_layers, num_kv_heads, head_dim, num_tokens, bytes_per_number)``: the
+    bytes a KV cache takes, a key and a value per token, layer and key/value head."""
+    checker = Checker("kv_cache_bytes")
+    cases = [(6, 8, 64, 1, 4), (6, 2, 64, 4096, 4), (32, 8, 128, 8192, 2), (1, 1, 1, 1, 1)]
+    for layers, kv_heads, head_dim, tokens, size in cases:
+        case = (
+            f"{layers} layers, {kv_heads} key/value heads of {head_dim}, {tokens} tokens, "
+            f"{size} bytes a number"
+        )
+        expected = 2 * layers * kv_heads * head_dim * tokens * size
+        actual = checker.call(candidate, layers, kv_heads, head_dim, tokens, size, case=case)
+        if actual is None:
+            continue
+        if actual == expected // 2 and expected:
+            checker.expect(False, f"{case}: half the answer: the cache holds keys *and* values")
+        elif actual == expected // size and size > 1:
+            checker.expect(False, f"{case}: that counts numbers; multiply by bytes_per_number")
+        else:
+            checker.expect(actual == expected, f"{case}: expected {expected:,}, got {actual!r}")
+    return checker.report()
+
+
+def _count_projected_rows(layers: list[nn.Module]) -> tuple[list[int], list]:
+    """Hooks that count, per layer, the positions whose keys are projected: through ``k_proj``, or
+    through the layer itself in self-attention (which projects q, k and v in one product)."""
+    counts = [0] * len(layers)
+    hooks = []
+    for index, layer in enumerate(layers):
+
+        def count(module, inputs, output, index=index):
+            counts[index] += inputs[0].shape[-2] if inputs[0].dim() > 1 else 1
+
+        def count_call(module, args, index=index):
+            if len(args) >= 2 and args[0] is args[1]:  # the fused self-attention product
+                counts[index] += args[1].shape[-2]
+
+        hooks.append(layer.k_proj.register_forward_hook(count))
+        hooks.append(layer.register_forward_pre_hook(count_call))
+    return counts, hooks
+
+
+def cached_decoding(candidate: Callable[[list, torch.Tensor], torch.Tensor]) -> bool:
+    """Check ``candidate(layers, x)``: the stack ``h = h + layer(h, h, h, attn_mask=causal)`` over
+    ``layers`` (``MultiHeadAttention``), computed one position at a time with a cache of keys and
+    values per layer, against the full causal recomputation; each position's key must be
+    projected once per layer."""
+    from attention_to_bert.multihead import MultiHeadAttention, causal_mask
+
+    checker = Checker("cached_decoding")
+    for seed, (batch, n, d_model, heads, depth) in enumerate(
+        [(2, 5, 16, 4, 2), (1, 7, 8, 2, 2), (3, 4, 12, 3, 3)]
+    ):
+        torch.manual_seed(100 + seed)
+        layers = [MultiHeadAttention(d_model, heads).eval() for _ in range(depth)]
+        x = torch.randn(batch, n, d_model)
+        case = f"{depth} layers of {heads} heads, batch {batch}, {n} positions"
+        with torch.no_grad():
+            expected = x
+            for layer in layers:
+                expected = (
+                    expected + layer(expected, expected, expected, attn_mask=causal_mask(n))[0]
+                )
+            no_residual = x
+            for layer in layers:
+                no_residual = layer(
+                    no_residual, no_residual, no_residual, attn_mask=causal_mask(n)
+                )[0]
+            counts, hooks = _count_projected_rows(layers)
+            try:
+                actual = checker.call(candidate, layers, x.clone(), case=case)
+            finally:
+                for hook in hooks:
+                    hook.remove()
+        mistakes = [(no_residual, "the residual is missing: h = h + layer(...) in every layer")]
+        if checker.compare(actual, expected, case, mistakes, atol=1e-4):
+            again = [count for count in counts if count != n]
+            checker.expect(
+                not again,
+                f"{case}: the key projections saw {counts} positions per layer, expected {n} "
+                "each: project only the newest position and keep the earlier keys and values "
+                "in the cache",
+            )
     return checker.report()
