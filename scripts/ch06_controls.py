@@ -1,18 +1,24 @@
-"""Chapter 6's two control runs, full length: the Transformer without warm-up, without label smoothing.
+"""Chapter 6's control runs, full length: the Transformer with one thing of its recipe changed.
 
 Each run trains the chapter's model with the chapter's own code for the chapter's 5 epochs (470 steps
 of 64 dates, seed 0, one thread), changing one thing: ``no_warmup`` holds the rate at the schedule's
 peak for the first 50 steps (then the same 1/sqrt(step) decay), ``no_smoothing`` sets the label
-smoothing to 0. The code is not copied: the script executes the chapter's cells that define the data,
-``greedy_decode`` and ``train_transformer`` (found by their first lines), so the runs are the chapter's.
+smoothing to 0. The warm-up experiment's pre-LN arms put each LayerNorm before its sub-layer
+(``nn.Transformer(norm_first=True)``, behind the chapter model's embeddings and generator):
+``pre_ln`` with the chapter's schedule, ``pre_ln_no_warmup`` with ``no_warmup``'s. Exercise 6.4's
+runs: ``constant_peak`` (the rate held at the schedule's peak, 8.84e-3, all along),
+``constant_1e-3``, ``one_layer`` (``num_layers=1``) and ``dropout_0.1``. The code is not copied:
+the script executes the chapter's cells that define the data, ``greedy_decode`` and
+``train_transformer`` (found by their first lines), so the runs are the chapter's.
 The chapter re-runs the first steps of each run live and asserts that its losses agree with these.
 Results go to ``data/results/ch06_controls.json`` (``--runs`` runs a part; ``--out`` elsewhere;
 ``--steps N`` stops each run after N steps and records only the losses, as the test does).
 
     python scripts/ch06_controls.py
 
-Each run took about 40 CPU seconds (34 of them training steps) on a shared 2-core machine; the two ran
-in parallel, one process each (``--out`` to two files), and were merged into one file. Each full run
+Each run took about 30 to 40 CPU seconds on a shared 2-core machine. The first two ran in parallel,
+one process each (``--out`` to two files), and were merged into one file; so were the later ones
+(``pre_ln``, ``pre_ln_no_warmup`` and ``constant_peak`` in one process, the other three in one each). Each full run
 records the scorer, the torch version and the date it was made, and the averaged weights' test
 cross-entropy without smoothing (``test_cross_entropy``). The file was first written when the chapter
 scored by greedy decoding and comparing strings (commit b44873d); re-run with the one-pass scorer, its
@@ -27,10 +33,12 @@ import io
 import json
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import nbformat
 import torch
+from torch import nn
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
@@ -44,8 +52,9 @@ SCORER = (
 # the install guard, imports, set_seed), in chapter order
 CELLS = (
     "splits = date_splits(seed=0)",  # the data
-    "@torch.no_grad()\ndef greedy_decode(",  # greedy decoding
-    "def make_transformer(",  # the model, batches, loss, train_transformer
+    "def attend(",  # greedy decoding with a KV cache
+    "# folded: make_transformer, batches",  # the model, batches, loss, scorers
+    "# make_transformer, batches, loss_fn, exact_match: folded in 6.5",  # train_transformer
 )
 
 
@@ -76,22 +85,88 @@ def no_warmup_rate(step: int) -> float:
     return 0.5 * 64**-0.5 * max(step, 50) ** -0.5
 
 
+PEAK = 0.5 * 64**-0.5 * 50**-0.5  # the chapter's schedule at its peak, step 50
+RUNS = (
+    "no_warmup",
+    "no_smoothing",
+    "pre_ln",
+    "pre_ln_no_warmup",
+    "constant_peak",
+    "constant_1e-3",
+    "one_layer",
+    "dropout_0.1",
+)
+
+
+class PreLNCore(nn.Module):
+    """``nn.Transformer(norm_first=True)`` behind the ``encode``/``decode`` of the package's
+    ``Transformer`` (which is post-LN only), so that ``Seq2SeqTransformer`` can run it. It returns
+    no attention weights (empty lists)."""
+
+    def __init__(self, d_model: int, num_heads: int, num_layers: int, d_ff: int) -> None:
+        super().__init__()
+        with warnings.catch_warnings():  # "enable_nested_tensor is True, but ... norm_first"
+            warnings.simplefilter("ignore", UserWarning)
+            self.core = nn.Transformer(
+                d_model, num_heads, num_layers, num_layers, d_ff, dropout=0.0,
+                batch_first=True, norm_first=True,
+            )  # fmt: skip
+
+    def encode(self, src, *, src_key_padding_mask=None):
+        return self.core.encoder(src, src_key_padding_mask=src_key_padding_mask), []
+
+    def decode(self, tgt, memory, **masks):
+        return self.core.decoder(tgt, memory, **masks), [], []
+
+
+def pre_ln(make_transformer):
+    """The chapter's ``make_transformer``, with its post-LN core swapped for a pre-LN one."""
+
+    def make(**options):
+        model = make_transformer(**options)
+        model.transformer = PreLNCore(64, 4, options.get("num_layers", 2), 128)
+        return model
+
+    return make
+
+
+def recipe(name: str, chapter: dict) -> tuple:
+    """The schedule, label smoothing and model options of run ``name``."""
+    if name not in RUNS:
+        raise ValueError(f"run must be one of {RUNS} (e.g. 'no_warmup'), got {name!r}")
+    ours = chapter["noam_schedule"](64, 50, factor=0.5)
+    recipes = {
+        "no_warmup": (no_warmup_rate, 0.1, {}),
+        "no_smoothing": (ours, 0.0, {}),
+        "pre_ln": (ours, 0.1, {}),
+        "pre_ln_no_warmup": (no_warmup_rate, 0.1, {}),
+        "constant_peak": (lambda step: PEAK, 0.1, {}),
+        "constant_1e-3": (lambda step: 1e-3, 0.1, {}),
+        "one_layer": (ours, 0.1, {"num_layers": 1}),
+        "dropout_0.1": (ours, 0.1, {"dropout": 0.1}),
+    }
+    return recipes[name]
+
+
 def run(name: str, chapter: dict, steps: int | None = None) -> dict:
     """One control run, as the chapter's ``train_transformer`` does it."""
-    if name == "no_warmup":
-        schedule, label_smoothing = no_warmup_rate, 0.1
-    elif name == "no_smoothing":
-        schedule, label_smoothing = chapter["noam_schedule"](64, 50, factor=0.5), 0.0
-    else:
-        raise ValueError(f"run must be 'no_warmup' or 'no_smoothing', got {name!r}")
+    schedule, label_smoothing, options = recipe(name, chapter)
     train = chapter["train_transformer"]
-    if steps is not None:
-        losses = train(schedule, label_smoothing=label_smoothing, steps=steps)
-        return {"losses": [round(loss, 5) for loss in losses]}
-    start = time.process_time()
-    log = io.StringIO()
-    with contextlib.redirect_stdout(log):
-        model, losses, seconds, last, averaged = train(schedule, label_smoothing=label_smoothing)
+    original = chapter["make_transformer"]
+    if name.startswith("pre_ln"):  # train_transformer builds its model with this name
+        chapter["make_transformer"] = pre_ln(original)
+    try:
+        if steps is not None:
+            losses = train(schedule, label_smoothing=label_smoothing, steps=steps, **options)
+            return {"losses": [round(loss, 5) for loss in losses]}
+        start = time.process_time()
+        log = io.StringIO()
+        with contextlib.redirect_stdout(log):
+            model, losses, seconds, last, averaged = train(
+                schedule, label_smoothing=label_smoothing, **options
+            )
+    finally:
+        chapter["make_transformer"] = original
     print(log.getvalue(), end="")
     epoch_accuracy = [
         float(line.split("dates)")[1].split()[0]) for line in log.getvalue().splitlines()
@@ -106,7 +181,7 @@ def run(name: str, chapter: dict, steps: int | None = None) -> dict:
     }
     # the averaged weights' test cross-entropy without smoothing (log perplexity)
     result["test_cross_entropy"] = round(chapter["test_cross_entropy"](model), 5)
-    if name == "no_warmup":
+    if name in ("no_warmup", "pre_ln_no_warmup", "constant_peak"):
         answers = chapter["greedy_decode"](model, chapter["test_source"], max_length=12)
         result["distinct_answers"] = len({tuple(row) for row in answers.tolist()})
     return result
@@ -114,8 +189,7 @@ def run(name: str, chapter: dict, steps: int | None = None) -> dict:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    names = ("no_warmup", "no_smoothing")
-    parser.add_argument("--runs", nargs="+", choices=names, default=list(names))
+    parser.add_argument("--runs", nargs="+", choices=RUNS, default=list(RUNS))
     parser.add_argument("--steps", type=int, default=None)
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)

@@ -257,3 +257,18 @@ def test_print_gets_a_static_picture_of_the_same_attention(monkeypatch):
     assert set(bundle) == {"text/html", "image/png", "text/plain"}
     png = base64.b64decode(bundle["image/png"])
     assert png.startswith(b"\x89PNG") and len(png) > 2_000
+
+
+def test_the_picture_can_show_fewer_layers_than_the_view(monkeypatch):
+    import base64
+
+    shown = []
+    monkeypatch.setattr(bertviz_offline, "display", lambda bundle, raw: shown.append(bundle))
+    torch.manual_seed(0)
+    attention = [torch.softmax(torch.randn(1, 2, 4, 4), -1) for _ in range(2)]
+    bertviz_offline.head_view(attention, list("abcd"))
+    bertviz_offline.head_view(attention, list("abcd"), picture_layers=[1])
+    everything, last = (base64.b64decode(bundle["image/png"]) for bundle in shown)
+    assert last.startswith(b"\x89PNG") and last != everything
+    # the interactive view still holds both layers (its weights, rounded, are in the HTML)
+    assert all(bundle["text/html"].count("[[[") >= 2 for bundle in shown)

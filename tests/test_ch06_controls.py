@@ -60,3 +60,23 @@ def test_the_script_leaves_the_environment_alone():
     before = dict(os.environ)
     script().chapter_namespace()
     assert dict(os.environ) == before
+
+
+def test_shipped_file_holds_the_pre_ln_and_exercise_runs():
+    table = json.loads(SHIPPED.read_text())
+    for name in script().RUNS:
+        run = table[name]
+        assert len(run["losses"]) == 470 and len(run["epoch_accuracy_200"]) == 5
+        assert 0 <= run["averaged_accuracy"] <= 1
+        assert run["scorer"] == script().SCORER
+
+
+def test_pre_ln_model_is_pre_ln_and_runs_the_chapter_interface():
+    import torch
+
+    core = script().PreLNCore(16, 2, 1, 32)
+    assert all(layer.norm_first for layer in core.core.encoder.layers)
+    memory, weights = core.encode(torch.randn(2, 5, 16), src_key_padding_mask=None)
+    out, self_weights, cross_weights = core.decode(torch.randn(2, 3, 16), memory)
+    assert memory.shape == (2, 5, 16) and out.shape == (2, 3, 16)
+    assert weights == self_weights == cross_weights == []

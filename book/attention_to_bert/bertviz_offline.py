@@ -60,9 +60,18 @@ def view_html(view: Callable[..., Any], *args: Any, decimals: int | None = 3, **
     return f"{html[:start]}{libraries_script()}<script>\n{script}\n</script>\n"
 
 
-def head_view(*args: Any, decimals: int | None = 3, **kwargs: Any) -> None:
-    """Show ``bertviz.head_view(*args, **kwargs)`` offline, the weights rounded to ``decimals``."""
-    _show(bertviz.head_view, args, kwargs, decimals)
+def head_view(
+    *args: Any,
+    decimals: int | None = 3,
+    picture_layers: Sequence[int] | None = None,
+    **kwargs: Any,
+) -> None:
+    """Show ``bertviz.head_view(*args, **kwargs)`` offline, the weights rounded to ``decimals``.
+
+    ``picture_layers`` (optional): the layers the static picture (for print) draws, when it should
+    show fewer than the interactive view, so that its panels stay large enough to read.
+    """
+    _show(bertviz.head_view, args, kwargs, decimals, picture_layers)
 
 
 def model_view(*args: Any, decimals: int | None = 3, **kwargs: Any) -> None:
@@ -75,11 +84,19 @@ def _rounded(layers: Sequence[Any] | None, decimals: int) -> list[Any] | None:
     return None if layers is None else [layer.double().round(decimals=decimals) for layer in layers]
 
 
-def _show(view: Callable[..., Any], args: tuple, kwargs: dict, decimals: int | None) -> None:
+def _show(
+    view: Callable[..., Any],
+    args: tuple,
+    kwargs: dict,
+    decimals: int | None,
+    picture_layers: Sequence[int] | None = None,
+) -> None:
     html = view_html(view, *args, decimals=decimals, **kwargs)
     kind = view.__name__.replace("_", " ")  # "head view", "model view"
     text = f"(a bertviz {kind}, drawn in JupyterLab and on the website)"
     # the printed book has no JavaScript: it shows the same attention as a static picture
+    if picture_layers is not None:
+        kwargs = kwargs | {"include_layers": list(picture_layers)}
     png = static_picture(*args, **kwargs)
     display({"text/html": html, "image/png": png, "text/plain": text}, raw=True)
 
@@ -143,15 +160,17 @@ def static_picture(*args: Any, **kwargs: Any) -> str:
                 (f"{name} layer {layer}".strip(), [weights[h] for h in shown], shown, queries, keys)
             )
     ncols = max(len(row[1]) for row in rows)
+    # a dozen panels or fewer: twice as large, with readable labels
+    size, font = (2.6, 8) if len(rows) * ncols <= 12 else (1.3, 5)
     fig, axes = plt.subplots(
-        len(rows), ncols, figsize=(1.3 * ncols + 0.8, 1.3 * len(rows) + 0.4), squeeze=False
+        len(rows), ncols, figsize=(size * ncols + 0.8, size * len(rows) + 0.4), squeeze=False
     )
     for axes_row, (label, maps, shown, queries, keys) in zip(axes, rows, strict=True):
         for axis, weights, head in zip(axes_row, maps, shown, strict=False):
             axis.imshow(weights, cmap="viridis", vmin=0.0, vmax=1.0)
-            axis.set_title(f"{label}, head {head}", fontsize=5)
-            axis.set_xticks(range(len(keys)), keys, rotation=90, fontsize=4)
-            axis.set_yticks(range(len(queries)), queries, fontsize=4)
+            axis.set_title(f"{label}, head {head}", fontsize=font)
+            axis.set_xticks(range(len(keys)), keys, rotation=90, fontsize=font - 1)
+            axis.set_yticks(range(len(queries)), queries, fontsize=font - 1)
         for axis in axes_row[len(maps) :]:
             axis.axis("off")
     fig.tight_layout()

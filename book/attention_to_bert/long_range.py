@@ -1,0 +1,167 @@
+"""Chapter 6's long-range test: reverse a string of n letters, RNN with attention against Transformer.
+
+Both of the chapter's models learn the same task: read n random letters (``a``-``h``) and write them
+in reverse order, so that the first letter to write is the last one read and the last to write is
+the first read. Each model trains on fresh random strings (batches of 32, seeded) with its own
+recipe, for a budget of CPU seconds (equal training compute) or a number of steps:
+
+- the RNN with attention of chapter 3 (``seq2seq.Seq2Seq``, additive score, 16-dimensional
+  embeddings, 32 GRU units per direction), Adam at 1e-2 (chapter 3's tuned rate);
+- the Transformer of chapter 6 (``Seq2SeqTransformer``: d_model 64, 4 heads, 2 + 2 layers, d_ff 128,
+  no dropout), Adam (0.9, 0.98, 1e-9) with the warm-up schedule ``noam_schedule(64, 50, 0.5)``;
+
+both with plain cross-entropy and gradient clipping at total norm 1.0. ``score`` decodes held-out
+strings greedily. ``scripts/ch06_long_range.py`` runs the full experiment.
+"""
+
+from __future__ import annotations
+
+import time
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from attention_to_bert import seq2seq, set_seed
+from attention_to_bert.data import Vocabulary, encode_pairs
+from attention_to_bert.translator import Seq2SeqTransformer, noam_schedule
+from attention_to_bert.validate import check_int, check_number
+
+LETTERS = "abcdefgh"
+VOCAB = Vocabulary(LETTERS)
+BATCH = 32
+MODELS = ("rnn", "transformer")
+
+
+def reversal_pairs(count: int, length: int, generator: torch.Generator) -> list[tuple[str, str]]:
+    """``count`` random strings of ``length`` letters (``a``-``h``) and their reversals."""
+    check_int("count", count)
+    check_int("length", length)
+    if not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+    ids = torch.randint(0, len(LETTERS), (count, length), generator=generator).tolist()
+    strings = ["".join(LETTERS[i] for i in row) for row in ids]
+    return [(s, s[::-1]) for s in strings]
+
+
+def make_model(name: str, length: int) -> nn.Module:
+    """The chapter's RNN with attention (``"rnn"``) or its Transformer (``"transformer"``), for
+    strings of ``length`` letters."""
+    check_int("length", length)
+    if name == "rnn":
+        return seq2seq.Seq2Seq(VOCAB, VOCAB, score="additive", embedding_size=16, hidden_size=32)
+    if name == "transformer":
+        return Seq2SeqTransformer(
+            len(VOCAB), len(VOCAB), d_model=64, num_heads=4, num_layers=2, d_ff=128,
+            dropout=0.0, max_len=length + 2, pad_id=VOCAB.pad_id,
+        )  # fmt: skip
+    raise ValueError(f"name must be one of {MODELS}, got {name!r}")
+
+
+def logits_of(model: nn.Module, source: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Teacher-forced logits (batch, n + 1, vocab) for ``target`` framed as <bos> ... <eos>."""
+    if isinstance(model, seq2seq.Seq2Seq):
+        lengths = torch.full((len(source),), source.shape[1])
+        return model(source, lengths, target[:, :-1])[0]
+    return model(source, target[:, :-1])[0]
+
+
+@torch.no_grad()
+def greedy(model: nn.Module, source: torch.Tensor, steps: int) -> torch.Tensor:
+    """Greedy outputs (batch, steps) of either model (the Transformer: no cache, prefix re-run)."""
+    if isinstance(model, seq2seq.Seq2Seq):
+        return seq2seq.greedy_decode(model, source, max_length=steps)[0]
+    memory, _ = model.encode(source)
+    prefix = torch.full((len(source), 1), model.bos_id)
+    for _ in range(steps):
+        logits, _, _ = model.decode(prefix, memory, source)
+        prefix = torch.cat([prefix, logits[:, -1:].argmax(-1)], dim=1)
+    return prefix[:, 1:]
+
+
+def score(model: nn.Module, test: list[tuple[str, str]]) -> dict:
+    """Greedy letter accuracy and exact match, and teacher-forced letter accuracy, on ``test``;
+    also the greedy letter accuracy in each quarter of the output (first letters written first)."""
+    model.eval()
+    source, _, target = encode_pairs(test, VOCAB, VOCAB)
+    expected = target[:, 1:]  # the letters, then <eos>
+    with torch.no_grad():
+        forced = logits_of(model, source, target).argmax(-1)
+    written = greedy(model, source, expected.shape[1])
+    width = min(written.shape[1], expected.shape[1])
+    letters = expected.shape[1] - 1  # <eos> left out of the letter accuracy
+    right = written[:, :width] == expected[:, :width]
+    if width < expected.shape[1]:  # stopped early: the rest counts as wrong
+        right = torch.cat([right, torch.zeros(len(right), expected.shape[1] - width).bool()], 1)
+    model.train()
+    return {
+        "greedy_letter_accuracy": round(right[:, :letters].float().mean().item(), 4),
+        "exact_match": round(right.all(dim=1).float().mean().item(), 4),
+        "forced_letter_accuracy": round((forced == expected)[:, :letters].float().mean().item(), 4),
+        "greedy_by_quarter": [
+            round(q.float().mean().item(), 4) for q in right[:, :letters].chunk(4, dim=1)
+        ],
+    }
+
+
+def train(
+    name: str,
+    length: int,
+    seed: int,
+    seconds: float | None = None,
+    steps: int | None = None,
+    test_size: int = 200,
+) -> dict:
+    """Train model ``name`` on fresh strings of ``length`` letters for ``seconds`` CPU seconds
+    (one thread) or ``steps`` steps (exactly one of the two); then score it on ``test_size``
+    held-out strings (none with ``test_size=0``). Returns the losses, steps, CPU seconds, scores."""
+    if (seconds is None) == (steps is None):
+        raise ValueError("train needs seconds or steps (exactly one)")
+    check_int("length", length)
+    check_int("seed", seed, minimum=0)
+    check_int("test_size", test_size, minimum=0)
+    if seconds is not None:
+        check_number("seconds", seconds, positive=True)
+    else:
+        check_int("steps", steps)
+    set_seed(seed, num_threads=1)
+    model = make_model(name, length)
+    if name == "rnn":
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+        scheduler = None
+    else:
+        optimizer = torch.optim.Adam(model.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, noam_schedule(64, 50, 0.5))
+    data = torch.Generator().manual_seed(1000 + seed)
+    losses: list[float] = []
+    spent = 0.0
+    model.train()
+    while (spent < seconds) if seconds is not None else (len(losses) < steps):
+        start = time.process_time()
+        source, _, target = encode_pairs(reversal_pairs(BATCH, length, data), VOCAB, VOCAB)
+        optimizer.zero_grad()
+        logits = logits_of(model, source, target)
+        loss = F.cross_entropy(logits.flatten(0, 1), target[:, 1:].flatten())
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
+        optimizer.step()
+        if scheduler is not None:
+            scheduler.step()
+        spent += time.process_time() - start
+        losses.append(round(loss.item(), 4))
+    result = {
+        "model": name,
+        "length": length,
+        "seed": seed,
+        "steps": len(losses),
+        "training_cpu_seconds": round(spent, 1),
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "last_losses_mean": round(sum(losses[-20:]) / len(losses[-20:]), 4),
+        "losses": losses,
+    }
+    if test_size:
+        test = reversal_pairs(test_size, length, torch.Generator().manual_seed(10**6 + length))
+        start = time.process_time()
+        result |= score(model, test)
+        result["scoring_cpu_seconds"] = round(time.process_time() - start, 1)
+    return result
