@@ -52,6 +52,7 @@ from attention_to_bert import (  # noqa: E402
 )
 from attention_to_bert import bertviz_offline as BV  # noqa: E402
 from attention_to_bert import finetuning as FT  # noqa: E402
+from attention_to_bert import mlm as MLM  # noqa: E402
 from attention_to_bert import pretraining as PT  # noqa: E402
 from attention_to_bert import transformer as T  # noqa: E402
 from attention_to_bert import translator as TR  # noqa: E402
@@ -362,7 +363,6 @@ def _():
 # the package has one). Heavier objects (tokenizer, pre-trained models) are made once, on first use.
 
 NOT_COVERED = {  # public names no probe calls, and why
-    "bert.fill_mask": "the chapter-8 round moves masked-LM inference; it has its own tests",
     "bert.BertEmbeddings": "a building block of BertModel, which checks its config and inputs",
     "bert.BertSelfAttention": "a building block of BertModel",
     "bert.BertOutput": "a building block of BertModel",
@@ -696,8 +696,26 @@ bad("unigram_counts id outside the vocabulary", "documents")(
     lambda: PT.unigram_counts([[[12]]], 10)
 )
 bad("evaluate_mlm texts a string", "texts")(
-    lambda: PT.evaluate_mlm(tiny_pretraining, tokenizer(), "a b", torch.ones(50))
+    lambda: MLM.evaluate_mlm(tiny_pretraining, tokenizer(), "a b", torch.ones(50))
 )
+bad("evaluate_mlm unigram of the wrong size", "unigram")(
+    lambda: MLM.evaluate_mlm(*PT.load_pretrained()[:2], ["a dog ran ."], torch.ones(50))
+)
+bad("fill_mask text not a str", "text")(lambda: MLM.fill_mask(3))
+bad("fill_mask without [MASK]", "text")(lambda: MLM.fill_mask("the dog ran ."))
+bad("fill_mask top_k 0", "top_k")(lambda: MLM.fill_mask("the [MASK] ran .", top_k=0))
+bad("fill_mask model without tokenizer", "tokenizer")(
+    lambda: MLM.fill_mask("the [MASK] ran .", model=tiny_pretraining)
+)
+bad("cloze_hits rows without [MASK]", "text")(lambda: MLM.cloze_hits([("a dog ran .", "dog")]))
+
+
+@valid("masked_scores: special tokens score -inf, one row per chosen position")
+def _():
+    model, tok = PT.load_pretrained()[:2]
+    ids = PT.encode_texts(tok, ["the [MASK] ran ."], 16)
+    scores = MLM.masked_scores(model, ids, ids == tok.token_to_id("[MASK]"))
+    return scores.shape[0] == 1 and bool(torch.isinf(scores[0, :5]).all())
 
 
 @valid("PairSampler.example: never longer than max_length")

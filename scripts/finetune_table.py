@@ -5,7 +5,7 @@ a validation split of 283 pool sentences (learning rates and C are chosen there)
 16, 64, 256 and 1,000 sentences drawn from the rest of the pool with each seed. Models:
 
 - ``minilm``: all-MiniLM-L6-v2 fine-tuned (mean-pooled last layer + a linear layer);
-- ``book``: the book's pre-trained small BERT (``pretrained/``) fine-tuned, the same way;
+- ``book``: the book's first pre-trained small BERT (``pretrained_dictionary/``) fine-tuned, the same way;
 - ``scratch``: the same architecture from random weights, the same way, its learning rate tuned;
 - ``static``: the mean of MiniLM's input (token) embeddings + logistic regression;
 - ``frozen_mean`` / ``frozen_cls``: MiniLM's last layer, mean-pooled / at [CLS], frozen, + logistic
@@ -23,7 +23,7 @@ model's grid; its training accuracy is reported. Single-threaded and seeded. Res
     python scripts/finetune_table.py --models scratch --fit --fit-lr 3e-3
 
 The shipped file was computed in parts (one process per model; ``book`` after the
-checkpoint in ``pretrained/`` was last replaced). The MiniLM rows ran on an idle core: about 30 s a
+checkpoint in ``pretrained_dictionary/`` was last replaced). The MiniLM rows ran on an idle core: about 30 s a
 cell at 16 to 256 sentences, 110 s at 1,000 (the grid's 1e-5 was scored on the validation split
 afterwards, by the same code; 3e-5 stayed best).
 """

@@ -1,10 +1,16 @@
 """Pre-train the book's small BERT (masked LM + next-sentence prediction) on real English.
 
-The corpus: WordNet 3.0's glosses and examples plus the UCI training-pool sentences
-(``attention_to_bert.pretraining.corpus_documents``); one synset in a hundred is held out for
-validation. Seeded and single-threaded by default, so the same arguments give the same weights on
-the same machine. Writes ``tokenizer.json`` (trained first if missing), ``model.safetensors`` and
-``config.json`` (with the loss log) into ``--out``, every ``--save-every`` steps and at the end.
+``--corpus everyday`` (the default): children's stories, novels, a fifth of a Bible, conversations
+and WordNet's glosses with full stops (``attention_to_bert.data.everyday``), with its held-out
+documents; ``--corpus dictionary``: the first checkpoint's text, WordNet 3.0's glosses and examples
+plus the UCI training-pool sentences (``pretraining.corpus_documents``), one synset in a hundred held
+out. Seeded and single-threaded by default, so the same arguments give the same weights on the same
+machine. Writes ``tokenizer.json`` (trained first if missing), ``model.safetensors`` and
+``config.json`` (with the loss log and the everyday cloze hits) into ``--out``, every
+``--save-every`` steps and at the end.
+
+On a GPU (``--device cuda``) it runs in bfloat16 autocast; ``--budget-seconds`` then replaces the
+step count: the schedule follows the elapsed time and training stops when the time is spent.
 
     python scripts/pretrain_bert.py --out FOLDER          # pre-train from random weights
     python scripts/pretrain_bert.py --init FOLDER ...     # go on from FOLDER's weights
@@ -32,12 +38,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book"))
 
 from attention_to_bert.bert import BertConfig  # noqa: E402
+from attention_to_bert.mlm import evaluate_mlm  # noqa: E402
 from attention_to_bert.pretraining import (  # noqa: E402
     PRETRAINED,
     BertForPreTraining,
+    PackedPairSampler,
     PairSampler,
     corpus_documents,
-    evaluate_mlm,
     load_pretrained,
     pretraining_losses,
     train_wordpiece,
@@ -46,12 +53,18 @@ from attention_to_bert.pretraining import (  # noqa: E402
 from attention_to_bert.training import set_seed  # noqa: E402
 
 
-def save_pretrained(model: BertForPreTraining, folder: Path, extra: dict[str, Any]) -> None:
-    """Write ``model.safetensors`` (without the tied decoder copy) and ``config.json``."""
+def save_pretrained(
+    model: BertForPreTraining, folder: Path, extra: dict[str, Any], half: bool = False
+) -> None:
+    """Write ``model.safetensors`` (without the tied decoder copy; float16 with ``half``) and
+    ``config.json``."""
     from safetensors.torch import save_file
 
     folder.mkdir(parents=True, exist_ok=True)
-    state = {name: tensor.contiguous() for name, tensor in model.state_dict().items()}
+    dtype = torch.float16 if half else torch.float32
+    state = {
+        name: t.detach().to("cpu", dtype).contiguous() for name, t in model.state_dict().items()
+    }
     save_file(state, str(folder / "model.safetensors"))
     config = asdict(model.bert.config) | {"attn_implementation": "eager"}
     (folder / "config.json").write_text(json.dumps({"config": config} | extra, indent=1) + "\n")
@@ -63,6 +76,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--tokenizer", type=Path, help="tokenizer.json (default: OUT's; trained)")
     parser.add_argument("--init", type=Path, help="start from this checkpoint folder's weights")
     parser.add_argument("--evaluate", type=Path, help="plain-text file: print masked accuracy")
+    parser.add_argument("--corpus", choices=("everyday", "dictionary"), default="everyday")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda (bfloat16 autocast)")
+    parser.add_argument("--budget-seconds", type=float, help="train for this long (not --steps)")
+    parser.add_argument("--dropout", type=float, default=0.0)
+    parser.add_argument("--half", action="store_true", help="save the weights in float16")
     parser.add_argument("--steps", type=int, default=2200)
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--max-length", type=int, default=48)
@@ -78,6 +96,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--save-every", type=int, default=250)
+    parser.add_argument("--saves", type=int, default=8, help="with --budget-seconds: how many")
     parser.add_argument("--log-every", type=int, default=50)
     args = parser.parse_args(argv)
     for name in ("steps", "batch_size", "max_length", "hidden", "layers", "heads", "vocab_size"):
@@ -128,14 +147,32 @@ def starting_point(args: argparse.Namespace) -> tuple[BertForPreTraining | None,
     return model, info.get("history", []) + [run]
 
 
-def pretrain(args: argparse.Namespace) -> dict:
-    set_seed(args.seed, num_threads=args.threads)
+def corpus(args: argparse.Namespace) -> tuple[list[list[str]], list[str]]:
+    """``--corpus``'s training documents and held-out sentences."""
+    if args.corpus == "everyday":
+        from attention_to_bert.data import everyday
+
+        held = [doc[0] for doc in everyday.validation_documents()][:1000]
+        return everyday.corpus_documents(), held
     documents = corpus_documents()
-    if not any(any(s.strip() for s in doc) for doc in documents):
-        raise SystemExit("corpus: the corpus is empty")
     train_docs = [doc for i, doc in enumerate(documents) if i % 100]
-    held_out = [doc[0] for i, doc in enumerate(documents) if i % 100 == 0][:600]
-    start_from, history = starting_point(args)
+    return train_docs, [doc[0] for i, doc in enumerate(documents) if i % 100 == 0][:600]
+
+
+def cloze_rate(model: BertForPreTraining, tokenizer: Any) -> dict[str, float]:
+    """Top-1 and top-5 hits on the 48 everyday cloze sentences (``data/cloze.tsv``)."""
+    from attention_to_bert.data.everyday import cloze_rows
+    from attention_to_bert.mlm import cloze_hits
+
+    rows = cloze_hits(cloze_rows(), 5, model=model, tokenizer=tokenizer)
+    return {
+        "top1": sum(g[0] == answer for _, answer, g in rows) / len(rows),
+        "top5": sum(answer in g for _, answer, g in rows) / len(rows),
+    }
+
+
+def tokenizer_for(args: argparse.Namespace, train_docs: list[list[str]]) -> Any:
+    """``--tokenizer`` (or OUT's), else a new WordPiece vocabulary trained on the corpus."""
     path = args.tokenizer or args.out / "tokenizer.json"
     if args.tokenizer is not None and not path.is_file():
         raise SystemExit(f"--tokenizer: no such file: {path}")
@@ -145,23 +182,21 @@ def pretrain(args: argparse.Namespace) -> dict:
         tokenizer = Tokenizer.from_file(str(path))
     else:
         tokenizer = train_wordpiece([s for doc in train_docs for s in doc], args.vocab_size)
-    args.out.mkdir(parents=True, exist_ok=True)
-    tokenizer.save(str(args.out / "tokenizer.json"))
-    vocab = tokenizer.get_vocab()
-    encoded = [
-        [e.ids for e in tokenizer.encode_batch(doc, add_special_tokens=False)] for doc in train_docs
-    ]
-    encoded = [[s for s in doc if s] for doc in encoded]
-    unigram = unigram_counts(encoded, len(vocab))
-    sampler = PairSampler(encoded, vocab["[CLS]"], vocab["[SEP]"], args.max_length, args.seed)
+    return tokenizer
+
+
+def build_model(
+    args: argparse.Namespace, vocab_size: int, start_from: BertForPreTraining | None
+) -> BertForPreTraining:
+    """A random model of the arguments' size, or ``--init``'s weights and architecture."""
     config = BertConfig(
-        vocab_size=len(vocab),
+        vocab_size=vocab_size,
         hidden_size=args.hidden,
         num_hidden_layers=args.layers,
         num_attention_heads=args.heads,
         intermediate_size=4 * args.hidden,
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
+        hidden_dropout_prob=args.dropout,
+        attention_probs_dropout_prob=args.dropout,
         max_position_embeddings=args.max_length,
         attn_implementation="sdpa",
     )
@@ -170,24 +205,16 @@ def pretrain(args: argparse.Namespace) -> dict:
         config = replace(start_from.bert.config, attn_implementation="sdpa")
         model = BertForPreTraining(config)
         model.load_state_dict(start_from.state_dict())
-    decay = [p for n, p in model.named_parameters() if p.ndim > 1]
-    no_decay = [p for n, p in model.named_parameters() if p.ndim <= 1]
-    optimizer = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}],
-        lr=args.lr,
-    )
+    return model
 
-    def rate(step: int) -> float:  # linear warm-up, then cosine decay to a tenth
-        if step < args.warmup:
-            return (step + 1) / args.warmup
-        progress = (step - args.warmup) / max(1, args.steps - args.warmup)
-        return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress))
 
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, rate)
-    generator = torch.Generator().manual_seed(args.seed)
-    log, window, start = [], [], time.perf_counter()
-    info = {
-        "corpus": "WordNet 3.0 glosses and examples + UCI sentiment pool sentences",
+def run_info(args: argparse.Namespace, unigram: torch.Tensor, history: list) -> dict:
+    """The recipe, corpus and unigram counts that ``config.json`` keeps."""
+    return {
+        "corpus": {
+            "everyday": "everyday English (attention_to_bert.data.everyday) + WordNet glosses",
+            "dictionary": "WordNet 3.0 glosses and examples + UCI sentiment pool sentences",
+        }[args.corpus],
         "recipe": {
             k: (
                 v.resolve().relative_to(ROOT).as_posix()
@@ -200,40 +227,105 @@ def pretrain(args: argparse.Namespace) -> dict:
         },
         "unigram_counts": unigram.tolist(),
     } | ({"history": history} if history else {})
-    for step in range(1, args.steps + 1):
+
+
+def pretrain(args: argparse.Namespace) -> dict:
+    set_seed(args.seed, num_threads=args.threads)
+    device = torch.device(args.device)
+    train_docs, held_out = corpus(args)
+    if not any(any(s.strip() for s in doc) for doc in train_docs):
+        raise SystemExit("corpus: the corpus is empty")
+    start_from, history = starting_point(args)
+    tokenizer = tokenizer_for(args, train_docs)
+    args.out.mkdir(parents=True, exist_ok=True)
+    tokenizer.save(str(args.out / "tokenizer.json"))
+    vocab = tokenizer.get_vocab()
+    flat = iter(
+        e.ids
+        for e in tokenizer.encode_batch(
+            [s for doc in train_docs for s in doc], add_special_tokens=False
+        )
+    )
+    encoded = [[ids for ids in (next(flat) for _ in doc) if ids] for doc in train_docs]
+    unigram = unigram_counts(encoded, len(vocab))
+    if args.corpus == "everyday":
+        sampler = PackedPairSampler(
+            encoded, vocab["[CLS]"], vocab["[SEP]"], args.max_length, args.seed, device
+        )
+    else:
+        sampler = PairSampler(encoded, vocab["[CLS]"], vocab["[SEP]"], args.max_length, args.seed)
+    model = build_model(args, len(vocab), start_from)
+    model.to(device)
+    cuda = device.type == "cuda"
+    if cuda:
+        torch.backends.cuda.matmul.allow_tf32 = True
+    decay = [p for n, p in model.named_parameters() if p.ndim > 1]
+    no_decay = [p for n, p in model.named_parameters() if p.ndim <= 1]
+    optimizer = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=args.lr,
+        fused=cuda,
+    )
+    budget = args.budget_seconds
+
+    def rate(k: float) -> float:  # linear warm-up, then cosine decay to a tenth (k: steps done)
+        if k < args.warmup:
+            return (k + 1) / args.warmup
+        progress = (k - args.warmup) / max(1, args.steps - args.warmup)
+        return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
+
+    generator = torch.Generator(device).manual_seed(args.seed)
+    log, window, start, saves = [], [], time.perf_counter(), 1
+    saves = 1
+    info = run_info(args, unigram, history)
+    step = 0
+    while True:
+        step += 1
+        elapsed = time.perf_counter() - start
+        done_steps = elapsed / budget * args.steps if budget else step - 1  # time as steps
+        for group in optimizer.param_groups:
+            group["lr"] = args.lr * rate(done_steps)
         model.train()
         batch = sampler.batch(args.batch_size)
-        mlm_loss, nsp_loss, mlm_correct, nsp_correct = pretraining_losses(
-            model, batch, vocab["[MASK]"], generator
-        )
+        with torch.autocast(device.type, torch.bfloat16, enabled=cuda):
+            mlm_loss, nsp_loss, mlm_correct, nsp_correct = pretraining_losses(
+                model, batch, vocab["[MASK]"], generator
+            )
         optimizer.zero_grad()
         (mlm_loss + nsp_loss).backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
-        scheduler.step()
-        pairs = int((batch["nsp_labels"] != -100).sum())
-        window.append((mlm_loss.item(), nsp_loss.item(), int(nsp_correct), pairs))
-        if step % args.log_every == 0 or step in (args.steps, args.stop_after):
+        pairs = (batch["nsp_labels"] != -100).sum()
+        window.append(
+            torch.stack([x.detach().float() for x in (mlm_loss, nsp_loss, nsp_correct, pairs)])
+        )
+        done = step == args.stop_after or (
+            time.perf_counter() - start >= budget if budget else step == args.steps
+        )
+        if step % args.log_every == 0 or done:
+            mean = torch.stack(window).float().cpu()
             row = {
                 "step": step,
                 "seconds": round(time.perf_counter() - start, 1),
-                "mlm_loss": round(sum(w[0] for w in window) / len(window), 4),
-                "nsp_loss": round(sum(w[1] for w in window) / len(window), 4),
-                "nsp_accuracy": round(
-                    sum(w[2] for w in window) / max(1, sum(w[3] for w in window)), 4
-                ),
+                "mlm_loss": round(float(mean[:, 0].mean()), 4),
+                "nsp_loss": round(float(mean[:, 1].mean()), 4),
+                "nsp_accuracy": round(float(mean[:, 2].sum() / mean[:, 3].sum().clamp(min=1)), 4),
             }
             window = []
             log.append(row)
             print(row, flush=True)
-        last = step == args.steps or step == args.stop_after
-        if step % args.save_every == 0 or last:
+        due = elapsed >= saves * budget / args.saves if budget else step % args.save_every == 0
+        if due or done:
+            saves += 1
             # every question a [MASK] (run 1 of the shipped checkpoint predates this: 80/10/10)
             result = evaluate_mlm(model, tokenizer, held_out, unigram, seed=0)
+            if not log or log[-1]["step"] != step:
+                log.append({"step": step, "seconds": round(time.perf_counter() - start, 1)})
             log[-1]["held_out"] = {k: round(v, 4) for k, v in result.items()}
-            print("held-out", log[-1]["held_out"], flush=True)
-            save_pretrained(model, args.out, info | {"steps_done": step, "log": log})
-        if step == args.stop_after:
+            log[-1]["cloze"] = cloze_rate(model, tokenizer)
+            print("held-out", log[-1]["held_out"], "cloze", log[-1]["cloze"], flush=True)
+            save_pretrained(model, args.out, info | {"steps_done": step, "log": log}, args.half)
+        if done:
             break
     return {"log": log}
 

@@ -1,5 +1,5 @@
 """The book's own pre-training (chapter 8): the heads, the masking, the pair sampler, the script's
-determinism and errors, the shipped checkpoint, and ``bert.fill_mask``."""
+determinism and errors, the shipped checkpoint, and ``mlm.fill_mask`` / ``mlm.evaluate_mlm``."""
 
 from pathlib import Path
 from types import SimpleNamespace
@@ -9,9 +9,14 @@ import torch
 from helpers import load_script
 from safetensors.torch import load_file
 
-from attention_to_bert import bert, pretraining
+from attention_to_bert import mlm, pretraining
 from attention_to_bert.bert import BertConfig
-from attention_to_bert.pretraining import BertForPreTraining, PairSampler, mask_tokens
+from attention_to_bert.pretraining import (
+    BertForPreTraining,
+    PackedPairSampler,
+    PairSampler,
+    mask_tokens,
+)
 
 SHIPPED = pretraining.PRETRAINED
 
@@ -92,6 +97,30 @@ def test_pair_sampler_builds_next_and_random_pairs_with_segments():
         PairSampler([], 2, 3)
 
 
+def test_the_packed_sampler_builds_the_same_kind_of_examples_with_tensors():
+    documents = [[[10, 11], [12, 13, 14]], [[20]], [[30, 31], [32]]]
+    sentences = {(10, 11), (12, 13, 14), (20,), (30, 31), (32,)}
+    batch = PackedPairSampler(documents, cls_id=2, sep_id=3, max_length=8, seed=0).batch(200)
+    labels = batch["nsp_labels"]
+    assert set(labels.tolist()) == {-100, 0, 1}
+    for row in range(200):
+        ids, types = batch["input_ids"][row], batch["token_type_ids"][row]
+        real = batch["attention_mask"][row].bool()
+        assert ids[0] == 2 and ids[real][-1] == 3 and not ids[~real].any()
+        seps = (ids == 3).nonzero()[:, 0].tolist()
+        a = tuple(ids[1 : seps[0]].tolist())
+        assert a in sentences and len(seps) == (1 if labels[row] == -100 else 2)
+        assert torch.equal(batch["special"][row], ~real | (ids == 2) | (ids == 3))
+        if labels[row] != -100:
+            b = tuple(ids[seps[0] + 1 : seps[1]].tolist())
+            assert b in sentences and types[seps[0] + 1 : seps[1] + 1].all()
+            assert not types[: seps[0] + 1].any()
+        if labels[row] == 0:
+            assert (a, b) in [((10, 11), (12, 13, 14)), ((30, 31), (32,))]
+    again = PackedPairSampler(documents, cls_id=2, sep_id=3, max_length=8, seed=0).batch(200)
+    assert all(torch.equal(batch[k], again[k]) for k in batch)
+
+
 def test_the_script_is_deterministic_on_its_first_steps(tmp_path, capsys):
     module = script()
     tokenizer = SHIPPED / "tokenizer.json"
@@ -161,14 +190,32 @@ def test_the_script_names_missing_files_and_an_empty_corpus(tmp_path):
         )
 
 
-def test_the_shipped_checkpoint_loads_with_strict_keys_and_beats_the_unigram_baseline(capsys):
-    model, tokenizer, info = pretraining.load_pretrained()
-    state = load_file(SHIPPED / "model.safetensors")
+@pytest.mark.parametrize("folder", [SHIPPED, pretraining.DICTIONARY])
+def test_the_shipped_checkpoints_load_with_strict_keys_and_beat_the_unigram_baseline(folder):
+    model, tokenizer, info = pretraining.load_pretrained(folder)
+    state = load_file(folder / "model.safetensors")
     assert set(state) == set(model.state_dict())  # load_pretrained used strict=True as well
     recipe = info["recipe"]
-    assert info["steps_done"] == (recipe.get("stop_after") or recipe["steps"])
+    if recipe.get("budget_seconds"):  # trained for a time: the log ends when the time was spent
+        assert info["log"][-1]["seconds"] >= recipe["budget_seconds"]
+    else:
+        assert info["steps_done"] == (recipe.get("stop_after") or recipe["steps"])
+    assert info["log"][-1]["step"] == info["steps_done"]
     held_out = info["log"][-1]["held_out"]
     assert held_out["top5"] > held_out["unigram_top5"] + 0.05
+
+
+def test_the_everyday_model_fills_more_everyday_blanks_than_the_dictionary_one():
+    from attention_to_bert.data.everyday import cloze_rows
+
+    rows = cloze_rows()
+    hits = {}
+    for folder in (SHIPPED, pretraining.DICTIONARY):
+        guesses = mlm.cloze_hits(rows, 5, folder=folder)
+        hits[folder] = sum(answer in g for _, answer, g in guesses)
+    _, _, info = pretraining.load_pretrained()
+    assert hits[SHIPPED] == round(48 * info["log"][-1]["cloze"]["top5"])  # the log is the model's
+    assert hits[SHIPPED] >= hits[pretraining.DICTIONARY] + 8
 
 
 def test_evaluate_prints_accuracy_next_to_the_unigram_baseline(tmp_path, capsys):
@@ -181,8 +228,42 @@ def test_evaluate_prints_accuracy_next_to_the_unigram_baseline(tmp_path, capsys)
     assert "top-1" in out and "unigram" in out and result["masked"] > 0
 
 
+class _Recorder(torch.nn.Module):
+    """Wraps a model and keeps every input it is asked."""
+
+    def __init__(self, model) -> None:
+        super().__init__()
+        self.model, self.bert, self.seen = model, model.bert, []
+
+    def forward(self, inputs, token_type_ids, attention_mask, positions):
+        self.seen.append((inputs.clone(), attention_mask.clone(), positions.clone()))
+        return self.model(inputs, token_type_ids, attention_mask, positions)
+
+
+def test_fill_mask_and_evaluate_mlm_ask_the_model_the_same_way():
+    tokenizer = pretraining.load_tokenizer()
+    torch.manual_seed(0)
+    size = tokenizer.get_vocab_size()
+    config = BertConfig(size, 16, 1, 2, 32, max_position_embeddings=32)
+    recorder = _Recorder(BertForPreTraining(config).eval())
+    text = "the old man walked to the house by the river with his dog"
+    unigram = torch.ones(size, dtype=torch.long)
+    mlm.evaluate_mlm(recorder, tokenizer, [text], unigram, seed=3)
+    inputs, attention, positions = recorder.seen[-1]
+    assert inputs[0, 0] == tokenizer.token_to_id("[CLS]") and positions.any()
+    assert inputs[0, -1] == tokenizer.token_to_id("[SEP]")  # wrapped as in pre-training
+    asked = " ".join(tokenizer.id_to_token(int(i)) for i in inputs[0, 1:-1])
+    fills = mlm.fill_mask(asked, top_k=5, model=recorder, tokenizer=tokenizer)
+    again, attention_again, positions_again = recorder.seen[-1]
+    assert torch.equal(again, inputs) and torch.equal(positions_again, positions)
+    assert torch.equal(attention_again, attention)
+    scores = mlm.masked_scores(recorder, inputs, positions)
+    best = [[tokenizer.id_to_token(int(i)) for i in row] for row in scores.topk(5).indices]
+    assert fills == best and len(fills) == int(positions.sum())
+
+
 def test_fill_mask_returns_top_k_tokens_per_mask():
-    fills = bert.fill_mask("the [MASK] sat on the [MASK] .", top_k=3)
+    fills = mlm.fill_mask("the [MASK] sat on the [MASK] .", top_k=3)
     assert len(fills) == 2 and all(len(f) == 3 for f in fills)
     assert all(isinstance(t, str) and not t.startswith("[") for f in fills for t in f)
 
@@ -195,11 +276,12 @@ def test_fill_mask_returns_top_k_tokens_per_mask():
         (None, 5, TypeError, "text must be a str"),
         ("the [MASK] .", 0, ValueError, "top_k must be between"),
         ("the [MASK] .", 2.0, TypeError, "top_k must be an int"),
+        ("the [MASK] " + "word " * 80, 5, ValueError, "tokens long"),
     ],
 )
 def test_fill_mask_refuses_bad_input(text, top_k, error, message):
     with pytest.raises(error, match=message):
-        bert.fill_mask(text, top_k=top_k)
+        mlm.fill_mask(text, top_k=top_k)
 
 
 def test_the_fine_tuning_test_sentences_are_never_trained_on():
@@ -241,9 +323,9 @@ def test_evaluate_mlm_shows_every_question_as_mask_so_copying_scores_nothing():
     texts = ["a small dog ran across the road to the house of the old man ."] * 40
     unigram = torch.ones(size, dtype=torch.long)
     copier = _Copier(size)
-    assert pretraining.evaluate_mlm(copier, tokenizer, texts, unigram)["top1"] == 0.0
+    assert mlm.evaluate_mlm(copier, tokenizer, texts, unigram)["top1"] == 0.0
     # training's 80/10/10 rule leaves about 10% of the questions unchanged: copying scores there
-    inflated = pretraining.evaluate_mlm(copier, tokenizer, texts, unigram, bert_rule=True)
+    inflated = mlm.evaluate_mlm(copier, tokenizer, texts, unigram, bert_rule=True)
     assert 0.04 < inflated["top1"] < 0.2
 
 

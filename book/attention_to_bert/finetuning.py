@@ -18,6 +18,7 @@ import torch
 
 from attention_to_bert.bert import BertConfig, load_minilm
 from attention_to_bert.pretraining import (
+    DICTIONARY,
     BertForPreTraining,
     encode_texts,
     load_pretrained,
@@ -67,7 +68,7 @@ class Encoder:
                 texts, padding=True, truncation=True, max_length=48, return_tensors="pt"
             )
         else:
-            pretrained, tokenizer, _ = load_pretrained()
+            pretrained, tokenizer, _ = load_pretrained(DICTIONARY)  # the table's model
             config = pretrained.bert.config
             if kind == "scratch":
                 pretrained = BertForPreTraining(BertConfig(**vars(config)))

@@ -1,6 +1,7 @@
 """Pre-training the book's own small BERT (chapter 8): a WordPiece vocabulary, the masked-LM head tied
 to the token table, the next-sentence head on the pooled [CLS], the pair sampler, and the loader of
-the checkpoint that ``scripts/pretrain_bert.py`` writes into ``pretrained/``.
+the checkpoint that ``scripts/pretrain_bert.py`` writes into ``pretrained/``. Asking the model
+(``fill_mask``, ``evaluate_mlm``) lives in ``attention_to_bert.mlm``.
 
 The corpus is real English: WordNet 3.0's glosses and example sentences
 (``attention_to_bert.data.wordnet``) and the UCI sentences of the training pool of
@@ -30,7 +31,6 @@ from attention_to_bert.validate import (
     check_ints,
     check_mask,
     check_strings,
-    check_tensor,
     check_token_ids,
 )
 
@@ -44,6 +44,7 @@ except ImportError:  # Python 3.10
 # source checkout.
 SHIPPED = resources.files("attention_to_bert").joinpath("pretrained")
 PRETRAINED = Path(__file__).resolve().parent / "pretrained"
+DICTIONARY = Path(__file__).resolve().parent / "pretrained_dictionary"  # the first, WordNet only
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 IGNORE = -100  # the label of a position the loss skips (torch's cross_entropy ignore_index)
 
@@ -160,10 +161,13 @@ def mask_tokens(
     check_int("mask_id", mask_id, 0, vocab_size - 1)
     check_instance("generator", generator, torch.Generator)
     check_fraction("probability", probability, one=True)
-    chosen = (torch.rand(input_ids.shape, generator=generator) < probability) & ~special
+    shape, device = input_ids.shape, input_ids.device
+    chosen = (torch.rand(shape, generator=generator, device=device) < probability) & ~special
     labels = torch.where(chosen, input_ids, torch.full_like(input_ids, IGNORE))
-    roll = torch.rand(input_ids.shape, generator=generator)
-    randoms = torch.randint(len(SPECIAL_TOKENS), vocab_size, input_ids.shape, generator=generator)
+    roll = torch.rand(shape, generator=generator, device=device)
+    randoms = torch.randint(
+        len(SPECIAL_TOKENS), vocab_size, shape, generator=generator, device=device
+    )
     inputs = torch.where(chosen & (roll < 0.8), torch.full_like(input_ids, mask_id), input_ids)
     inputs = torch.where(chosen & (roll >= 0.8) & (roll < 0.9), randoms, inputs)
     return inputs, labels
@@ -234,6 +238,74 @@ class PairSampler:
             attention_mask=attention,
             special=special,
             nsp_labels=labels,
+        )
+
+
+class PackedPairSampler:
+    """``PairSampler``'s examples drawn with tensor operations, on any device: the corpus is packed
+    into one token tensor. Two simplifications make it vectorised: A is drawn uniformly among the
+    sentences (with a next one, for a pair), so long documents weigh more; a random B is any
+    sentence of the corpus (of A's own document once in about 100,000 draws)."""
+
+    def __init__(
+        self,
+        documents: list[list[list[int]]],
+        cls_id: int,
+        sep_id: int,
+        max_length: int = 64,
+        seed: int = 0,
+        device: str | torch.device = "cpu",
+    ) -> None:
+        sentences = [s for doc in documents for s in doc if s]
+        if not sentences:
+            raise ValueError("documents must hold at least one non-empty sentence, got none")
+        has_next = [i + 1 < len(doc) for doc in documents for i, s in enumerate(doc) if s]
+        lengths = torch.tensor([len(s) for s in sentences])
+        self.tokens = torch.tensor([t for s in sentences for t in s], device=device)
+        self.starts = (lengths.cumsum(0) - lengths).to(device)
+        self.lengths = lengths.to(device)
+        self.with_next = torch.tensor(has_next).nonzero()[:, 0].to(device)
+        self.cls_id, self.sep_id, self.max_length = cls_id, sep_id, max_length
+        self.generator = torch.Generator(device).manual_seed(seed)
+
+    def _draw(self, high: int, size: int) -> torch.Tensor:
+        return torch.randint(high, (size,), generator=self.generator, device=self.tokens.device)
+
+    def batch(self, size: int) -> dict[str, torch.Tensor]:
+        """Like ``PairSampler.batch``: input_ids, token_type_ids, attention_mask, special and
+        nsp_labels, on the sampler's device, padded to ``max_length``."""
+        count, device = len(self.lengths), self.tokens.device
+        coin = torch.rand(2, size, generator=self.generator, device=device)
+        pair = (coin[0] < 0.5) & (len(self.with_next) > 0)
+        a = torch.where(
+            pair,
+            self.with_next[self._draw(max(1, len(self.with_next)), size)],
+            self._draw(count, size),
+        )
+        other = pair & (coin[1] < 0.5)
+        b = torch.where(other, self._draw(count, size), (a + 1).clamp(max=count - 1))
+        room = torch.where(pair, self.max_length - 3, self.max_length - 2)
+        len_b = torch.where(pair, self.lengths[b], 0)
+        len_a = torch.minimum(self.lengths[a], torch.maximum(room // 2, room - len_b))
+        len_b = torch.minimum(len_b, room - len_a)
+        total = torch.where(pair, len_a + len_b + 3, len_a + 2)
+        pos = torch.arange(self.max_length, device=device)[None]  # fixed width: no device sync
+        in_a = (pos >= 1) & (pos <= len_a[:, None])
+        in_b = pair[:, None] & (pos >= len_a[:, None] + 2) & (pos < (len_a + len_b + 2)[:, None])
+        seps = (pos == len_a[:, None] + 1) | (pair[:, None] & (pos == (len_a + len_b + 2)[:, None]))
+        last = len(self.tokens) - 1
+        from_a = self.tokens[(self.starts[a, None] + pos - 1).clamp(0, last)]
+        from_b = self.tokens[(self.starts[b, None] + pos - len_a[:, None] - 2).clamp(0, last)]
+        ids = torch.where(in_a, from_a, torch.where(in_b, from_b, 0))
+        ids = torch.where(seps, self.sep_id, ids)
+        ids[:, 0] = self.cls_id
+        real = pos < total[:, None]
+        return dict(
+            input_ids=ids,
+            token_type_ids=(in_b | (seps & (pos > len_a[:, None] + 1))).long(),
+            attention_mask=real.long(),
+            special=~(in_a | in_b),
+            nsp_labels=torch.where(pair, other.long(), IGNORE),
         )
 
 
@@ -321,56 +393,3 @@ def unigram_counts(documents: list[list[list[int]]], vocab_size: int) -> torch.T
     ids = torch.tensor(ids, dtype=torch.long)
     check_token_ids("documents", ids, vocab_size, axes="(tokens)")
     return torch.bincount(ids, minlength=vocab_size)
-
-
-@torch.no_grad()
-def evaluate_mlm(
-    model: BertForPreTraining,
-    tokenizer: Any,
-    texts: list[str],
-    unigram: torch.Tensor,
-    seed: int = 0,
-    batch_size: int = 64,
-    max_length: int = 64,
-    bert_rule: bool = False,
-) -> dict[str, float]:
-    """Choose 15% of the tokens of each text (seeded), replace every chosen one by [MASK], and
-    return the model's top-1 and top-5 accuracy on them next to the unigram baseline's (always
-    guessing the corpus's most frequent tokens), and the number of masked tokens. With
-    ``bert_rule=True`` the chosen tokens follow training's 80/10/10 rule instead, so 10% of the
-    questions show their own answer (the model can copy it): an easier, inflated score."""
-    check_strings("texts", texts)
-    check_ints(batch_size=batch_size, max_length=max_length)
-    check_int("seed", seed, minimum=0)
-    texts = [t for t in texts if t.strip()]
-    if not texts:
-        raise ValueError("texts must hold at least one non-empty text, got none")
-    vocab = tokenizer.get_vocab()
-    check_tensor("unigram", unigram, shape=(len(vocab),), axes="(vocab_size,)")
-    cls_id, sep_id, mask_id = vocab["[CLS]"], vocab["[SEP]"], vocab["[MASK]"]
-    max_length = min(max_length, model.bert.config.max_position_embeddings)
-    generator = torch.Generator().manual_seed(seed)
-    best5 = unigram.clone()
-    best5[: len(SPECIAL_TOKENS)] = -1
-    best5 = best5.topk(5).indices
-    model.eval()
-    hits = {"top1": 0, "top5": 0, "unigram_top1": 0, "unigram_top5": 0}
-    total = 0
-    for start in range(0, len(texts), batch_size):
-        ids = encode_texts(tokenizer, texts[start : start + batch_size], max_length)
-        special = (ids == 0) | (ids == cls_id) | (ids == sep_id)
-        inputs, labels = mask_tokens(ids, special, mask_id, len(vocab), generator)
-        positions = labels != IGNORE
-        if not bert_rule:
-            inputs = torch.where(positions, torch.full_like(ids, mask_id), ids)
-        logits, _ = model(inputs, None, (ids != 0).long(), positions)
-        top5 = logits.topk(5, dim=-1).indices
-        targets = labels[positions]
-        hits["top1"] += int((top5[:, 0] == targets).sum())
-        hits["top5"] += int((top5 == targets[:, None]).any(-1).sum())
-        hits["unigram_top1"] += int((targets == best5[0]).sum())
-        hits["unigram_top5"] += int((targets[:, None] == best5).any(-1).sum())
-        total += len(targets)
-    if total == 0:
-        raise ValueError("texts: no token was masked (texts too short); give more text")
-    return {key: value / total for key, value in hits.items()} | {"masked": total}

@@ -1,0 +1,358 @@
+"""Chapter 8's thesis test: does the book's pre-training pay where it should?
+
+Task: name a WordNet synset's lexicographer file (noun.animal, noun.food, verb.motion, ...) from its
+definition, on synsets held out of pre-training (``attention_to_bert.data.everyday.thesis_split``:
+8 classes, a pool of 100 definitions per class, 40 for validation, 100 for the test). With 4, 16 and
+64 training definitions per class, drawn from the pool with each seed, it compares:
+
+- ``ours``: the book's pre-trained BERT, fine-tuned (mean-pooled last layer + a linear layer);
+- ``twin``: the same architecture from random weights, fine-tuned the same way;
+- ``frozen``: the pre-trained encoder frozen, its mean-pooled features + logistic regression;
+- ``frozen_twin``: the random encoder's features + logistic regression.
+
+Fine-tuning is BERT's recipe: AdamW (weight decay 0.01), batch 16, dropout 0.1, linear warm-up over
+10% of the steps then linear decay, at least 10 epochs and 100 steps; each model's peak rate is
+chosen on the validation split (16 per class, seed 0) from ``--lrs``, at or below the pre-training
+peak. The linear rows' L2 penalty is chosen the same way. Every seed is paired: the same training
+definitions for every model. Writes ``book/attention_to_bert/data/results/ch08_thesis.json``:
+every cell, and the paired differences' mean with a 95% t-interval.
+
+    python scripts/thesis_test.py [--device cuda] [--seeds 10] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "book"))
+
+from attention_to_bert.bert import BertConfig  # noqa: E402
+from attention_to_bert.data.everyday import THESIS_CLASSES, thesis_split  # noqa: E402
+from attention_to_bert.pretraining import (  # noqa: E402
+    PRETRAINED,
+    BertForPreTraining,
+    encode_texts,
+    load_pretrained,
+)
+
+OUT = ROOT / "book" / "attention_to_bert" / "data" / "results" / "ch08_thesis.json"
+T975 = {
+    1: 12.706,
+    2: 4.303,
+    3: 3.182,
+    4: 2.776,
+    5: 2.571,
+    6: 2.447,
+    7: 2.365,
+    8: 2.306,
+    9: 2.262,
+}  # Student's t, 97.5% quantile
+
+
+def training_set(pool: list, per_class: int, seed: int, classes: int) -> list:
+    """``per_class`` rows of each class, drawn from the pool with ``seed``."""
+    rows = list(pool)
+    random.Random(seed).shuffle(rows)
+    chosen = []
+    for label in range(classes):
+        chosen += [row for row in rows if row[1] == label][:per_class]
+    random.Random(seed + 1).shuffle(chosen)
+    return chosen
+
+
+class Classifier(torch.nn.Module):
+    """An encoder, the mean of its last layer over the real tokens, and a linear layer."""
+
+    def __init__(self, encoder: torch.nn.Module, classes: int) -> None:
+        super().__init__()
+        self.encoder = encoder
+        self.dropout = torch.nn.Dropout(0.1)
+        self.head = torch.nn.Linear(encoder.config.hidden_size, classes)
+
+    def features(self, ids: torch.Tensor) -> torch.Tensor:
+        mask = (ids != 0).long()
+        hidden = self.encoder(ids, None, mask, output_attentions=False)[0]
+        weights = mask.unsqueeze(-1).to(hidden.dtype)
+        return (hidden * weights).sum(1) / weights.sum(1)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.head(self.dropout(self.features(ids)))
+
+
+def encoder(kind: str, folder: Path, seed: int) -> torch.nn.Module:
+    """The pre-trained encoder (``ours``) or a random one of its architecture (``twin``), with
+    dropout 0.1 for fine-tuning."""
+    pretrained, _, _ = load_pretrained(folder)
+    config = BertConfig(**vars(pretrained.bert.config))
+    config.hidden_dropout_prob = config.attention_probs_dropout_prob = 0.1
+    config.attn_implementation = "sdpa"
+    torch.manual_seed(seed)
+    model = BertForPreTraining(config).bert
+    if kind == "ours":
+        model.load_state_dict(pretrained.bert.state_dict())
+    return model
+
+
+def fine_tune(args, kind: str, lr: float, train: list, seed: int, evaluate: list) -> dict:
+    """Fine-tune a fresh copy; return training and evaluation accuracy."""
+    torch.manual_seed(seed)
+    model = Classifier(args.encoder(kind, seed), args.classes).to(args.device)
+    ids, labels = args.encode[kind]([t for t, _ in train]), torch.tensor([y for _, y in train])
+    batch = min(16, len(train))
+    per_epoch = math.ceil(len(train) / batch)
+    steps = max(100, 10 * per_epoch)
+    decay = [p for p in model.parameters() if p.ndim > 1]
+    rest = [p for p in model.parameters() if p.ndim <= 1]
+    optimizer = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": 0.01}, {"params": rest, "weight_decay": 0.0}],
+        lr=lr,
+        fused=args.device.type == "cuda",
+    )
+    warm = max(1, steps // 10)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: (s + 1) / warm if s < warm else (steps - s) / (steps - warm)
+    )
+    generator = torch.Generator().manual_seed(seed)
+    model.train()
+    for step in range(steps):
+        if step % per_epoch == 0:
+            order = torch.randperm(len(train), generator=generator)
+        chosen = order[(step % per_epoch) * batch : (step % per_epoch + 1) * batch]
+        x, y = trim(ids[chosen]).to(args.device), labels[chosen].to(args.device)
+        with torch.autocast(args.device.type, torch.bfloat16, enabled=args.device.type == "cuda"):
+            loss = F.cross_entropy(model(x).float(), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        schedule.step()
+    return {
+        "train": accuracy(args, model, ids, labels),
+        "score": accuracy(args, model, args.encode[kind]([t for t, _ in evaluate]), evaluate),
+        "steps": steps,
+    }
+
+
+def trim(ids: torch.Tensor) -> torch.Tensor:
+    return ids[:, : int((ids != 0).sum(1).max())]
+
+
+@torch.no_grad()
+def predict(args, model: Classifier, ids: torch.Tensor, linear=None) -> torch.Tensor:
+    model.eval()
+    out = []
+    for start in range(0, len(ids), 256):
+        x = trim(ids[start : start + 256]).to(args.device)
+        out.append(model(x).float() if linear is None else linear(model.features(x).float()))
+    return torch.cat(out).argmax(-1).cpu()
+
+
+def accuracy(args, model, ids, labels) -> float:
+    if isinstance(labels, list):
+        labels = torch.tensor([y for _, y in labels])
+    return float((predict(args, model, ids) == labels).float().mean())
+
+
+@torch.no_grad()
+def features(args, kind: str, rows: list) -> torch.Tensor:
+    model = Classifier(args.encoder(kind, 0), args.classes).to(args.device)
+    model.eval()
+    ids = args.encode[kind]([t for t, _ in rows])
+    return torch.cat(
+        [
+            model.features(trim(ids[i : i + 256]).to(args.device)).float()
+            for i in range(0, len(ids), 256)
+        ]
+    ).cpu()
+
+
+def minilm_encoding(args) -> None:
+    """MiniLM's architecture from random weights (``minilm_random``), with its own tokenizer."""
+    from transformers import BertTokenizerFast
+
+    from attention_to_bert.bert import BertModel
+
+    values = json.loads((args.minilm / "config.json").read_text())
+    known = set(BertConfig.__dataclass_fields__)
+    config = BertConfig(**{k: v for k, v in values.items() if k in known})
+    config.attn_implementation = "sdpa"
+    tokenizer = BertTokenizerFast.from_pretrained(str(args.minilm), local_files_only=True)
+    args.encode["minilm_random"] = lambda texts: tokenizer(
+        texts, padding=True, truncation=True, max_length=64, return_tensors="pt"
+    )["input_ids"]
+    previous = args.encoder
+
+    def build(kind: str, seed: int) -> torch.nn.Module:
+        if kind != "minilm_random":
+            return previous(kind, seed)
+        torch.manual_seed(seed)
+        return BertModel(config)
+
+    args.encoder = build
+
+
+def logistic(x: torch.Tensor, y: torch.Tensor, penalty: float) -> torch.nn.Linear:
+    """Multinomial logistic regression, L2 ``penalty`` on the weights, fitted by L-BFGS."""
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(x.shape[1], int(y.max()) + 1)
+    optimizer = torch.optim.LBFGS(linear.parameters(), max_iter=300, line_search_fn="strong_wolfe")
+
+    def closure():
+        optimizer.zero_grad()
+        loss = F.cross_entropy(linear(x), y) + penalty * linear.weight.square().sum()
+        loss.backward()
+        return loss
+
+    optimizer.step(closure)
+    return linear
+
+
+def frozen(feats: dict, split: dict, train_rows: list, penalty: float, evaluate: str) -> dict:
+    """Logistic regression on frozen features (standardised on the training rows)."""
+    index = {text: i for i, (text, _) in enumerate(split["all"])}
+    pick = [index[t] for t, _ in train_rows]
+    x, y = feats[pick], torch.tensor([label for _, label in train_rows])
+    mean, std = x.mean(0), x.std(0) + 1e-6
+    linear = logistic((x - mean) / std, y, penalty)
+    rows = split[evaluate]
+    ex = feats[[index[t] for t, _ in rows]]
+    ey = torch.tensor([label for _, label in rows])
+    with torch.no_grad():
+        score = float((linear((ex - mean) / std).argmax(-1) == ey).float().mean())
+        train = float((linear((x - mean) / std).argmax(-1) == y).float().mean())
+    return {"train": train, "score": score}
+
+
+def interval(values: list[float]) -> dict:
+    n = len(values)
+    mean = sum(values) / n
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
+    half = T975.get(n - 1, 1.96) * sd / math.sqrt(n)
+    return {"mean": round(mean, 4), "low": round(mean - half, 4), "high": round(mean + half, 4)}
+
+
+def summarise(result: dict) -> dict:
+    """Add each model's mean test accuracy and the paired differences' mean with a 95% interval,
+    over the seeds every model finished at each size (also for a run cut short)."""
+    by = {(c["model"], c["size"], c["seed"]): c["score"] for c in result["cells"]}
+    models = list(dict.fromkeys(c["model"] for c in result["cells"]))
+    seeds = {
+        size: [s for s in range(result["seeds"]) if all((m, size, s) in by for m in models)]
+        for size in result["sizes"]
+    }
+    seeds = {size: done for size, done in seeds.items() if done}
+    result["seeds_done"] = {str(size): len(done) for size, done in seeds.items()}
+    result["means"] = {
+        m: {
+            str(size): round(sum(by[m, size, s] for s in done) / len(done), 4)
+            for size, done in seeds.items()
+        }
+        for m in models
+    }
+    pairs = [("ours", "twin"), ("ours", "frozen"), ("frozen", "frozen_twin")]
+    pairs += [("twin", "minilm_random")] if "minilm_random" in models else []
+    result["differences"] = {
+        f"{a}-{b}": {
+            str(size): interval([by[a, size, s] - by[b, size, s] for s in done])
+            for size, done in seeds.items()
+        }
+        for a, b in pairs
+    }
+    return result
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--task", choices=("thesis", "sentiment"), default="thesis")
+    parser.add_argument("--checkpoint", type=Path, default=PRETRAINED)
+    parser.add_argument("--minilm", type=Path, help="sentiment: MiniLM's folder, for its twin")
+    parser.add_argument("--tune-size", type=int, default=16, help="per class, for lr and L2")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[4, 16, 64])
+    parser.add_argument("--lrs", type=float, nargs="+", default=[1e-4, 3e-4, 1e-3])
+    parser.add_argument("--penalties", type=float, nargs="+", default=[1e-4, 1e-3, 1e-2, 1e-1])
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--summarise", type=Path, help="recompute the summary of a results file")
+    args = parser.parse_args(argv)
+    if args.summarise is not None:
+        result = summarise(json.loads(args.summarise.read_text()))
+        args.out.write_text(json.dumps(result, indent=1) + "\n")
+        return result
+    args.device = torch.device(args.device)
+    torch.set_num_threads(1)  # small models: one thread is as fast, and a shared CPU is not slowed
+    start = time.perf_counter()
+    pretrained, tokenizer, info = load_pretrained(args.checkpoint)
+    limit = pretrained.bert.config.max_position_embeddings
+    ours = lambda texts: encode_texts(tokenizer, texts, limit)  # noqa: E731
+    args.encode = {"ours": ours, "twin": ours}
+    args.encoder = lambda kind, seed: encoder(kind, args.checkpoint, seed)
+    if args.task == "thesis":
+        split = dict(thesis_split())
+        args.classes, names = len(THESIS_CLASSES), list(THESIS_CLASSES)
+        kinds = ["ours", "twin"]
+    else:
+        from attention_to_bert.finetuning import splits
+
+        pool, validation, test = splits()
+        split = {"pool": pool, "validation": validation, "test": test}
+        args.classes, names = 2, ["negative", "positive"]
+        kinds = ["ours", "twin"] + (["minilm_random"] if args.minilm else [])
+        if args.minilm:
+            minilm_encoding(args)
+    split["all"] = split["pool"] + split["validation"] + split["test"]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    tune = training_set(split["pool"], args.tune_size, 0, args.classes)
+    result = {
+        "task": args.task,
+        "classes": names,
+        "sizes": args.sizes,
+        "seeds": args.seeds,
+        "test_size": len(split["test"]),
+        "checkpoint_steps": info.get("steps_done"),
+        "lr": {},
+        "penalty": {},
+        "validation": {},
+        "cells": [],
+    }
+    for kind in kinds:
+        scores = {lr: fine_tune(args, kind, lr, tune, 0, split["validation"]) for lr in args.lrs}
+        result["validation"][kind] = {str(lr): round(s["score"], 4) for lr, s in scores.items()}
+        result["lr"][kind] = max(args.lrs, key=lambda lr: scores[lr]["score"])
+        print(kind, result["validation"][kind], flush=True)
+    feats = {kind: features(args, kind, split["all"]) for kind in ("ours", "twin")}
+    print("features", round(time.perf_counter() - start, 1), flush=True)
+    for name, kind in (("frozen", "ours"), ("frozen_twin", "twin")):
+        scores = {p: frozen(feats[kind], split, tune, p, "validation") for p in args.penalties}
+        result["validation"][name] = {str(p): round(s["score"], 4) for p, s in scores.items()}
+        result["penalty"][name] = max(args.penalties, key=lambda p: scores[p]["score"])
+        print(name, result["validation"][name], flush=True)
+    for size in args.sizes:
+        for seed in range(args.seeds):
+            train = training_set(split["pool"], size, seed, args.classes)
+            for kind in kinds:
+                cell = fine_tune(args, kind, result["lr"][kind], train, seed, split["test"])
+                result["cells"].append({"model": kind, "size": size, "seed": seed} | cell)
+            for name, kind in (("frozen", "ours"), ("frozen_twin", "twin")):
+                cell = frozen(feats[kind], split, train, result["penalty"][name], "test")
+                result["cells"].append({"model": name, "size": size, "seed": seed} | cell)
+            print(size, seed, [round(c["score"], 3) for c in result["cells"][-5:]], flush=True)
+            args.out.write_text(json.dumps(result, indent=1) + "\n")  # so far
+    summarise(result)
+    result["seconds"] = round(time.perf_counter() - start, 1)
+    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps(result["means"]), json.dumps(result["differences"]), flush=True)
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,37 @@
+"""Chapter 8's thesis test (``scripts/thesis_test.py``): the shipped results are consistent with their
+own cells, the rates respect the pre-training peak, and the statistics are right."""
+
+import copy
+import math
+
+from helpers import load_script
+
+from attention_to_bert import pretraining, results
+
+
+def test_the_shipped_summary_is_recomputed_from_its_cells():
+    shipped = results.load("ch08_thesis")
+    again = load_script("scripts/thesis_test.py").summarise(copy.deepcopy(shipped))
+    assert again["means"] == shipped["means"]
+    assert again["differences"] == shipped["differences"]
+    for size, count in shipped["seeds_done"].items():
+        assert count >= 9  # at least 9 paired seeds a size
+        for model in ("ours", "twin", "frozen", "frozen_twin"):
+            cells = [c for c in shipped["cells"] if c["model"] == model and str(c["size"]) == size]
+            assert len(cells) >= count and all(0 <= c["score"] <= 1 for c in cells)
+
+
+def test_fine_tuning_rates_stay_at_or_below_the_pre_training_peak():
+    shipped = results.load("ch08_thesis")
+    _, _, info = pretraining.load_pretrained()
+    assert max(shipped["lr"].values()) <= info["recipe"]["lr"]
+    assert shipped["checkpoint_steps"] == info["steps_done"]
+
+
+def test_the_interval_is_a_student_t_interval():
+    interval = load_script("scripts/thesis_test.py").interval
+    values = [0.1, 0.3, 0.2, 0.4, 0.0, 0.2, 0.3, 0.1, 0.2, 0.2]
+    result = interval(values)
+    sd = math.sqrt(sum((v - 0.2) ** 2 for v in values) / 9)
+    assert abs(result["mean"] - 0.2) < 1e-9
+    assert abs(result["high"] - (0.2 + 2.262 * sd / math.sqrt(10))) < 1e-4
