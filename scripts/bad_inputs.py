@@ -41,6 +41,7 @@ from attention_to_bert import (  # noqa: E402
     bert,
     han,
     interactive,
+    long_range,  # noqa: E402
     masks,
     multihead,
     outputs,
@@ -56,7 +57,12 @@ from attention_to_bert import mlm as MLM  # noqa: E402
 from attention_to_bert import pretraining as PT  # noqa: E402
 from attention_to_bert import transformer as T  # noqa: E402
 from attention_to_bert import translator as TR  # noqa: E402
-from attention_to_bert.data import dates, documents, vocabulary  # noqa: E402
+from attention_to_bert.data import (  # noqa: E402
+    dates,
+    documents,
+    everyday,  # noqa: E402
+    vocabulary,
+)
 from attention_to_bert.data.sentiment import load_sentences  # noqa: E402
 from attention_to_bert.data.wordnet import load_glosses  # noqa: E402
 
@@ -707,6 +713,56 @@ bad("fill_mask top_k 0", "top_k")(lambda: MLM.fill_mask("the [MASK] ran .", top_
 bad("fill_mask model without tokenizer", "tokenizer")(
     lambda: MLM.fill_mask("the [MASK] ran .", model=tiny_pretraining)
 )
+bad("PackedPairSampler documents a string", "documents")(lambda: PT.PackedPairSampler("abc", 2, 3))
+bad("PackedPairSampler cls_id equal to sep_id", "cls_id")(
+    lambda: PT.PackedPairSampler([[[7, 8]]], 2, 2)
+)
+bad("PackedPairSampler.batch size 0", "size")(
+    lambda: PT.PackedPairSampler([[[7, 8], [9]]], 2, 3).batch(0)
+)
+bad("everyday.normalise of a number", "text")(lambda: everyday.normalise(3))
+bad("long_range.reversal_pairs count 0", "count")(
+    lambda: long_range.reversal_pairs(0, 4, torch.Generator())
+)
+bad("long_range.make_model unknown name", "name")(lambda: long_range.make_model("cnn", 8))
+bad("long_range.logits_of a plain module", "model")(
+    lambda: long_range.logits_of(nn.Linear(2, 2), torch.zeros(1, 2), torch.zeros(1, 3))
+)
+bad("long_range.greedy steps 0", "steps")(
+    lambda: long_range.greedy(long_range.make_model("rnn", 4), torch.zeros(1, 4).long(), 0)
+)
+
+
+@valid("everyday.load_everyday, load_lexfiles, cloze_rows, validation_documents, cloze_sentences")
+def _():
+    corpus, lexfiles = everyday.load_everyday(), everyday.load_lexfiles()
+    rows, held = everyday.cloze_rows(), everyday.validation_documents()
+    same = rows == PT.cloze_sentences()  # pretraining.cloze_sentences reads the same file
+    return len(corpus) > 1000 and len(lexfiles) >= 8 and len(rows) == 48 and bool(held) and same
+
+
+@valid("PackedPairSampler.batch: every example within max_length, [CLS] first")
+def _():
+    sampler = PT.PackedPairSampler([[[7, 8, 9], [10, 11]], [[12, 13, 14, 15]]], 2, 3, 8)
+    batch = sampler.batch(16)
+    return batch["input_ids"].shape == (16, 8) and bool((batch["input_ids"][:, 0] == 2).all())
+
+
+@valid("long_range.reversal_pairs, make_model, logits_of, greedy: shapes of a tiny run")
+def _():
+    pairs = long_range.reversal_pairs(2, 4, torch.Generator().manual_seed(0))
+    model = long_range.make_model("transformer", 4)
+    source = torch.zeros(2, 4).long() + 4
+    out = long_range.greedy(model, source, 5)
+    logits = long_range.logits_of(model, source, torch.zeros(2, 6).long() + 4)
+    return (
+        len(pairs) == 2
+        and pairs[0][1] == pairs[0][0][::-1]
+        and out.shape == (2, 5)
+        and (logits.shape[:2] == (2, 5))
+    )
+
+
 bad("cloze_hits rows without [MASK]", "text")(lambda: MLM.cloze_hits([("a dog ran .", "dog")]))
 
 

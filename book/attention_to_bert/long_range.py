@@ -60,6 +60,7 @@ def make_model(name: str, length: int) -> nn.Module:
 
 def logits_of(model: nn.Module, source: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """Teacher-forced logits (batch, n + 1, vocab) for ``target`` framed as <bos> ... <eos>."""
+    _check_model(model)
     if isinstance(model, seq2seq.Seq2Seq):
         lengths = torch.full((len(source),), source.shape[1])
         return model(source, lengths, target[:, :-1])[0]
@@ -69,6 +70,8 @@ def logits_of(model: nn.Module, source: torch.Tensor, target: torch.Tensor) -> t
 @torch.no_grad()
 def greedy(model: nn.Module, source: torch.Tensor, steps: int) -> torch.Tensor:
     """Greedy outputs (batch, steps) of either model (the Transformer: no cache, prefix re-run)."""
+    _check_model(model)
+    check_int("steps", steps)
     if isinstance(model, seq2seq.Seq2Seq):
         return seq2seq.greedy_decode(model, source, max_length=steps)[0]
     memory, _ = model.encode(source)
@@ -165,3 +168,10 @@ def train(
         result |= score(model, test)
         result["scoring_cpu_seconds"] = round(time.process_time() - start, 1)
     return result
+
+
+def _check_model(model: object) -> None:
+    if not isinstance(model, seq2seq.Seq2Seq | Seq2SeqTransformer):
+        raise TypeError(
+            f"model must be make_model('rnn' or 'transformer', ...), got {type(model).__name__}"
+        )

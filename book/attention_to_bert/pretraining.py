@@ -256,6 +256,12 @@ class PackedPairSampler:
         seed: int = 0,
         device: str | torch.device = "cpu",
     ) -> None:
+        check_instance("documents", documents, list, "a list of documents (lists of id lists)")
+        check_ints(cls_id=cls_id, sep_id=sep_id)  # 0 is [PAD]
+        check_ints(minimum=5, max_length=max_length)  # [CLS] A [SEP] B [SEP]
+        check_int("seed", seed, minimum=0)
+        if cls_id == sep_id:
+            raise ValueError(f"cls_id and sep_id must differ, got {cls_id} for both")
         sentences = [s for doc in documents for s in doc if s]
         if not sentences:
             raise ValueError("documents must hold at least one non-empty sentence, got none")
@@ -274,6 +280,7 @@ class PackedPairSampler:
     def batch(self, size: int) -> dict[str, torch.Tensor]:
         """Like ``PairSampler.batch``: input_ids, token_type_ids, attention_mask, special and
         nsp_labels, on the sampler's device, padded to ``max_length``."""
+        check_int("size", size)
         count, device = len(self.lengths), self.tokens.device
         coin = torch.rand(2, size, generator=self.generator, device=device)
         pair = (coin[0] < 0.5) & (len(self.with_next) > 0)

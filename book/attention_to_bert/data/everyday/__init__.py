@@ -90,6 +90,8 @@ def _held_out_synsets() -> set[int]:
 
 def normalise(text: str) -> str:
     """Lower case, letters and digits only, single spaces: how held-out text is compared."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
     return " ".join(re.sub(r"[^a-z0-9]+", " ", text.lower()).split())
 
 
