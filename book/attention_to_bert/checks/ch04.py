@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from attention_to_bert.checks.checker import Checker
+from attention_to_bert.checks.checker import Checker, vary
 
 
 def self_attention_cases() -> list[tuple[str, tuple[torch.Tensor, ...]]]:
@@ -58,7 +58,9 @@ def self_attention(candidate: Callable[..., Any]) -> bool:
 def positional_encoding(candidate: Callable[[int, int], torch.Tensor]) -> bool:
     """Check ``candidate(max_len, d_model)``: PE[pos, 2i] = sin(pos / 10000^(2i/d_model)), PE[pos, 2i+1] = cos(same)."""
     checker = Checker("positional_encoding")
-    for max_len, d_model in [(50, 16), (7, 6), (1, 4)]:
+    for max_len, half in [(50, 8), (7, 3), (1, 2)]:
+        max_len, half = vary(max_len, half)
+        d_model = 2 * half
         case = f"max_len={max_len}, d_model={d_model}"
         position, j = torch.arange(max_len, dtype=torch.float64)[:, None], torch.arange(d_model)
         even = j % 2 == 0

@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 
-from attention_to_bert.checks.checker import Checker, close
+from attention_to_bert.checks.checker import Checker, close, vary
 
 
 def cross_attention(candidate: Callable[..., Any]) -> bool:
@@ -23,6 +23,7 @@ def cross_attention(candidate: Callable[..., Any]) -> bool:
         (1, 4, 2, 6, 6, 3, (1,)),
         (3, 6, 4, 8, 2, 5, (4, 1, 2)),
     ]:
+        tgt, d_model, d_k, d_v = vary(tgt, d_model, d_k, d_v)
         case = f"a {(batch, tgt, d_model)}, memory {(batch, src, d_model)}, d_k={d_k}, d_v={d_v}"
         inputs = {
             "a": torch.randn(batch, tgt, d_model, generator=generator),
@@ -115,6 +116,7 @@ def beam_step(candidate: Callable[..., Any]) -> bool:
     checker = Checker("beam_step")
     generator = torch.Generator().manual_seed(60)
     for beams, vocab, beam_size in [(1, 6, 3), (3, 5, 3), (4, 7, 2), (2, 4, 5)]:
+        beams, vocab = vary(beams, vocab)
         case = f"{beams} beam(s), vocabulary {vocab}, beam_size={beam_size}"
         scores = -torch.rand(beams, generator=generator) * 3
         log_probs = torch.randn(beams, vocab, generator=generator).mul(2).log_softmax(dim=-1)

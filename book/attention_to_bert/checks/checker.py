@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import random
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -12,6 +13,23 @@ import torch
 from torch import Tensor
 
 Mistakes = Sequence[tuple[Tensor, str]]
+_hidden_seed: int | None = None  # set by grading.fresh_inputs: the hidden tests' secret seed
+
+
+def set_hidden_seed(seed: int | None) -> int | None:
+    """Make ``vary`` change sizes with ``seed`` (None: sizes as written); return the previous seed."""
+    global _hidden_seed
+    previous, _hidden_seed = _hidden_seed, seed
+    return previous
+
+
+def vary(*sizes: int, spread: int = 3) -> tuple[int, ...]:
+    """``sizes`` as written; in a hidden test (``grading.fresh_inputs``), each grown by 1 to
+    ``spread`` with the secret seed, so an answer fitted to the visible shapes fails."""
+    if _hidden_seed is None:
+        return sizes
+    draw = random.Random(f"{_hidden_seed}:{sizes}")
+    return tuple(size + draw.randint(1, spread) for size in sizes)
 
 
 def reference_softmax(scores: Tensor, mask: Tensor) -> Tensor:
