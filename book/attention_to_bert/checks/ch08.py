@@ -26,7 +26,10 @@ def masked_scores(candidate: Callable[..., Any]) -> bool:
     labels[chosen] = torch.randint(5, vocab, (int(chosen.sum()),), generator=generator)
     inputs = [tensor.clone() for tensor in (hidden, labels, table, bias)]
     result = checker.call(
-        candidate, *inputs, case=f"{batch} sequences of {length} positions", pair="(scores, targets)"
+        candidate,
+        *inputs,
+        case=f"{batch} sequences of {length} positions",
+        pair="(scores, targets)",
     )
     if result is None:
         return checker.report()
@@ -42,10 +45,15 @@ def masked_scores(candidate: Callable[..., Any]) -> bool:
             ((hidden @ table.T)[chosen], "the bias b is missing"),
         ],
     )
-    checker.compare(
+    if checker.compare(
         targets,
         labels[chosen],
         "targets",
         mistakes=[(labels, "targets must be the labels at the chosen positions only")],
-    )
+    ):
+        checker.expect(
+            targets.dtype == labels.dtype,
+            f"targets: dtype {targets.dtype}, expected {labels.dtype} (the token ids as they are "
+            "in labels: cross_entropy takes class ids as integers)",
+        )
     return checker.report()

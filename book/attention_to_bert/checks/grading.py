@@ -30,20 +30,17 @@ PACKAGE = "attention_to_bert"
 SOLVED_BY: dict[str, tuple[str, ...]] = {
     "masked_softmax": ("masks.masked_softmax",),
     "scaled_dot_score": ("attention.scaled_dot_score",),
-    "cosine_attention": ("attention.attention", "masks.masked_softmax"),
-    "top_k_attention": ("attention.attention", "masks.masked_softmax"),
-    "han_attention": ("han.ContextAttention", "attention.attention", "masks.masked_softmax"),
+    # masked_softmax, the lesson of chapter 1, is a building block the solutions use: not blocked
+    "cosine_attention": ("attention.attention",),
+    "top_k_attention": ("attention.attention",),
+    "han_attention": ("han.ContextAttention", "attention.attention"),
     "beam_search": (),  # the package decodes greedily only
     "self_attention": ("attention.attention", "multihead.MultiHeadAttention"),
     "positional_encoding": ("positional.PositionalEncoding",),
     "split_heads": ("multihead.split_heads",),
     "causal_mask": ("masks.causal_mask",),
     "multi_head_attention": ("multihead.MultiHeadAttention", "attention.attention"),
-    "cross_attention": (
-        "attention.attention",
-        "multihead.MultiHeadAttention",
-        "masks.masked_softmax",
-    ),
+    "cross_attention": ("attention.attention", "multihead.MultiHeadAttention"),
     "beam_step": (),  # the package has no beam search
     "mlm_mask": ("pretraining.mask_tokens",),
     "masked_scores": (),  # the package's BERT head scores every position
@@ -103,18 +100,11 @@ def _package_modules() -> list[Any]:
     return [importlib.import_module(name) for name in names if ".checks" not in name]
 
 
-@contextlib.contextmanager
-def package_answer_blocked(name: str, namespace: MutableMapping[str, Any]) -> Iterator[None]:
-    """Within the block, every package object that ``SOLVED_BY[name]`` lists raises when student
-    code (or a checker, given it as the answer) calls it: functions wherever the package or the
-    notebook (``namespace``, its ``globals()``) holds them, classes when built or called."""
-    if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError(f"name must be a checker name such as 'causal_mask'; got {name!r}")
-    if not isinstance(namespace, MutableMapping):
-        raise TypeError(
-            f"namespace must be a dict such as globals(); got {type(namespace).__name__}"
-        )
-    patches: list[tuple[Any, str, Any, bool, str]] = []  # owner, attribute, real, is a dict, path
+def _patches(
+    name: str, namespace: MutableMapping[str, Any]
+) -> list[tuple[Any, str, Any, bool, str]]:
+    """What to guard: (owner, attribute, real object, owner is a dict, path in SOLVED_BY)."""
+    patches = []
     owners = [vars(module) for module in _package_modules()] + [namespace]
     for path, real in solving_objects(name):
         if isinstance(real, type):  # a class: guard building it and calling it
@@ -126,6 +116,21 @@ def package_answer_blocked(name: str, namespace: MutableMapping[str, Any]) -> It
             for key, value in list(owner.items()):
                 if value is real:
                     patches.append((owner, key, real, True, path))
+    return patches
+
+
+@contextlib.contextmanager
+def package_answer_blocked(name: str, namespace: MutableMapping[str, Any]) -> Iterator[None]:
+    """Within the block, every package object that ``SOLVED_BY[name]`` lists raises when student
+    code (or a checker, given it as the answer) calls it: functions wherever the package or the
+    notebook (``namespace``, its ``globals()``) holds them, classes when built or called."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ValueError(f"name must be a checker name such as 'causal_mask'; got {name!r}")
+    if not isinstance(namespace, MutableMapping):
+        raise TypeError(
+            f"namespace must be a dict such as globals(); got {type(namespace).__name__}"
+        )
+    patches = _patches(name, namespace)
     try:
         for owner, attribute, real, is_dict, path in patches:
             guard = _blocked(real, path, name)
