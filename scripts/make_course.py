@@ -39,6 +39,9 @@ from pathlib import Path
 
 import nbformat
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from student_edition import link_scripts, repository_url  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
 POINTS = 2
@@ -126,10 +129,14 @@ def course_notebook(
     course = nbformat.v4.new_notebook(metadata=notebook.metadata)
     graded: list[GradedExercise] = []
     number = "?"
+    repository = repository_url(notebook)
     for index, original in enumerate(notebook.cells):
         cell = nbformat.from_dict(original)
         tags = cell.metadata.get("tags", [])
         cell.metadata.pop("jupyter", None)  # nothing folded for students
+        mentions = "scripts/" in cell.source or "results/" in cell.source
+        if repository and mentions and "REPOSITORY = " not in cell.source:
+            cell.source = link_scripts(cell.source, repository, cell.cell_type == "markdown")
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
         title = EXERCISE_TITLE.search(cell.source) if cell.cell_type == "markdown" else None

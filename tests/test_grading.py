@@ -2,6 +2,7 @@
 
 import importlib
 
+import course_answers
 import pytest
 import torch
 
@@ -171,3 +172,40 @@ def test_hidden_inputs_vary_shapes(capsys):
     with fresh_inputs(12345):
         assert checks.masked_scores(fitted) is False
     assert "raised RuntimeError" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", sorted(course_answers.PACKAGE))
+def test_the_course_tests_package_answers_are_blocked(name, capsys):
+    namespace = {"torch": torch, "checks": checks}
+    exec(course_answers.PACKAGE[name].format(f="my_answer"), namespace)
+    check = getattr(checks, name)
+    if name != "multi_head_attention":  # a fresh layer's random weights: wrong anyway
+        assert check(namespace["my_answer"]) is True
+    with package_answer_blocked(name, namespace):
+        assert check(namespace["my_answer"]) is False
+    assert "graded work may not call the book's own" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", sorted(course_answers.WRONG))
+def test_the_course_tests_wrong_answers_fail(name):
+    namespace = {"torch": torch, "checks": checks}
+    exec(course_answers.WRONG[name].format(f="my_answer"), namespace)
+    assert getattr(checks, name)(namespace["my_answer"]) is False
+
+
+def test_feedback_leaves_the_hidden_tests_out():
+    import nbformat
+
+    from attention_to_bert.checks.feedback import HideHiddenTests
+
+    source = "visible()\n### BEGIN HIDDEN TESTS\nhidden_test('x', f, globals(), 123)\n### END HIDDEN TESTS"
+    cell = nbformat.v4.new_code_cell(source)
+    cell.metadata["nbgrader"] = {"grade": True}
+    cell.outputs = [
+        nbformat.v4.new_output(
+            "error", ename="AssertionError", evalue="x: fails", traceback=["hidden_test(123)"]
+        )
+    ]
+    cell, _ = HideHiddenTests().preprocess_cell(cell, {}, 0)
+    assert cell.source == "visible()"
+    assert cell.outputs[0]["traceback"] == ["AssertionError: x: fails"]
