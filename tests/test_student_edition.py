@@ -151,11 +151,10 @@ def test_no_chapter_points_at_a_script_or_results_file_the_hand_out_lacks(tmp_pa
                 continue
             for found in bare.finditer(cell.source):
                 before = cell.source[max(0, found.start() - 60) : found.start()]
-                assert (
-                    "/blob/main/" in before
-                    or "data/" in before
-                    or "clone of" in (cell.source[found.end() : found.end() + 80])
-                ), f"{path.name}: {cell.source[found.start() - 40 : found.end() + 40]!r}"
+                after = cell.source[found.end() : found.end() + 80]
+                pointed = "/blob/main/" in before or "data/" in before
+                linked = after.startswith(("](", "`](")) or "clone of" in after
+                assert pointed or linked, f"{path.name}: {before + found[0] + after!r}"
     for name in {found for path in written for found in _results_named(path)}:
         assert (tmp_path / "student" / "attention_to_bert" / "data" / "results" / name).is_file()
 
