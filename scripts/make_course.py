@@ -64,12 +64,23 @@ import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from attention_to_bert.checks.feedback import HideHiddenTests  # noqa: E402
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
+from nbgrader import preprocessors as nbgrader_preprocessors  # noqa: E402
+
+from attention_to_bert.checks.feedback import HideHiddenTests, RestoreHiddenTests  # noqa: E402
 
 c.GenerateFeedback.preprocessors = [
-    "nbgrader.preprocessors.GetGrades",
-    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+    nbgrader_preprocessors.GetGrades,
+    CSSHTMLHeaderPreprocessor,
     HideHiddenTests,
+]
+# Autograde: an untampered test cell gets its hidden tests back without a checksum warning
+c.Autograde.sanitize_preprocessors = [
+    nbgrader_preprocessors.ClearOutput,
+    nbgrader_preprocessors.DeduplicateIds,
+    nbgrader_preprocessors.OverwriteKernelspec,
+    RestoreHiddenTests,
+    nbgrader_preprocessors.CheckCellMetadata,
 ]
 '''
 
