@@ -18,6 +18,7 @@ from typing import Any
 from nbconvert.preprocessors import Preprocessor
 from nbgrader.api import MissingEntry
 from nbgrader.preprocessors import OverwriteCells
+from traitlets import Bool
 
 BEGIN, END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 
@@ -38,6 +39,8 @@ def without_hidden_tests(source: str) -> str:
 class HideHiddenTests(Preprocessor):
     """Leave out the hidden tests of graded cells: their source, and the lines of code a traceback
     quotes (the error's name and message stay)."""
+
+    enabled = Bool(True).tag(config=True)  # nbconvert's preprocessors are off unless enabled
 
     def preprocess_cell(self, cell: Any, resources: dict, index: int) -> tuple[Any, dict]:
         if cell.cell_type != "code" or not cell.metadata.get("nbgrader", {}).get("grade"):
