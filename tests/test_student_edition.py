@@ -180,7 +180,7 @@ def test_script_mentions_become_links_and_notes():
 
 # Running a chapter takes a minute or more: the cheapest run by default, every one with
 # STUDENT_EDITION=all (each in its own process, so they may run side by side with pytest -n).
-CHEAP = {"04_self_attention.ipynb"}
+CHEAP = {"01_attention.ipynb"}
 
 
 def _editions():
