@@ -209,3 +209,25 @@ def test_feedback_leaves_the_hidden_tests_out():
     cell, _ = HideHiddenTests().preprocess_cell(cell, {}, 0)
     assert cell.source == "visible()"
     assert cell.outputs[0]["traceback"] == ["AssertionError: x: fails"]
+
+
+@pytest.mark.parametrize("name", sorted(set(course_answers.PACKAGE) - {"multi_head_attention"}))
+def test_hidden_cases_are_new_and_a_right_answer_still_passes_them(name, capsys):
+    namespace = {"torch": torch, "checks": checks}
+    exec(course_answers.PACKAGE[name].format(f="right"), namespace)
+    seen = {"visible": [], "hidden": []}
+
+    def recording(where):
+        def answer(*args):
+            sizes = [tuple(a.shape) if isinstance(a, torch.Tensor) else a for a in args]
+            seen[where].append([size for size in sizes if isinstance(size, tuple | int)])
+            return namespace["right"](*args)
+
+        return answer
+
+    check = getattr(checks, name)
+    assert check(recording("visible")) is True
+    with fresh_inputs(987654):
+        assert check(recording("hidden")) is True, capsys.readouterr().out
+    if name not in ("cosine_attention", "top_k_attention", "han_attention"):  # values vary only
+        assert seen["visible"] != seen["hidden"]
