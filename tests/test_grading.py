@@ -125,7 +125,13 @@ def test_an_answer_built_from_the_package_passes_ungraded_and_gets_nothing_grade
 
 
 @pytest.mark.parametrize(
-    ("name", "path"), [(name, path) for name, paths in SOLVED_BY.items() for path in paths]
+    ("name", "path"),
+    [
+        (name, path)
+        for name, paths in SOLVED_BY.items()
+        for path in paths
+        if hasattr(checks, name)  # a line may come before its checker's branch is merged
+    ],
 )
 def test_every_mapped_package_object_submitted_gets_nothing(name, path, capsys):
     (real,) = [obj for p, obj in solving_objects(name) if p == path]
@@ -143,7 +149,7 @@ def test_every_mapped_package_object_submitted_gets_nothing(name, path, capsys):
 
 def test_every_checker_has_a_line_in_the_map():
     names = {name for name in dir(checks) if callable(getattr(checks, name)) and name[0].islower()}
-    assert names == set(SOLVED_BY), "add the new checker to grading.SOLVED_BY"
+    assert names <= set(SOLVED_BY), "add the new checker to grading.SOLVED_BY"
     with pytest.raises(ValueError, match="no entry for checker 'nope' in grading.SOLVED_BY"):
         solving_objects("nope")
 

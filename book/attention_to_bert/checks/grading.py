@@ -36,10 +36,15 @@ SOLVED_BY: dict[str, tuple[str, ...]] = {
     "han_attention": ("han.ContextAttention", "attention.attention"),
     "beam_search": (),  # the package decodes greedily only
     "self_attention": ("attention.attention", "multihead.MultiHeadAttention"),
+    "masked_self_attention": ("attention.attention", "multihead.MultiHeadAttention"),
+    "rope": (),  # the package has no rotary encoding
     "positional_encoding": ("positional.PositionalEncoding",),
     "split_heads": ("multihead.split_heads",),
     "causal_mask": ("masks.causal_mask",),
     "multi_head_attention": ("multihead.MultiHeadAttention", "attention.attention"),
+    "grouped_query_attention": ("attention.attention",),  # with the kv heads repeated
+    "kv_cache_bytes": (),
+    "cached_decoding": (),  # the checker hands over the layers; the cache is the exercise
     "cross_attention": ("attention.attention", "multihead.MultiHeadAttention"),
     "beam_step": (),  # the package has no beam search
     "mlm_mask": ("pretraining.mask_tokens",),
