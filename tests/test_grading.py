@@ -237,3 +237,34 @@ def test_hidden_cases_are_new_and_a_right_answer_still_passes_them(name, capsys)
         assert check(recording("hidden")) is True, capsys.readouterr().out
     if name not in ("cosine_attention", "top_k_attention", "han_attention"):  # values vary only
         assert seen["visible"] != seen["hidden"]
+
+
+def _book_solutions():
+    import re
+
+    import nbformat
+    from helpers import CHAPTERS
+
+    for path in CHAPTERS:
+        for cell in nbformat.read(path, as_version=4).cells:
+            tags = cell.metadata.get("tags", [])
+            if "solution" in tags and "# BEGIN SOLUTION" in cell.source:
+                call = re.search(r"_ = checks\.(\w+)\((\w+)\)", cell.source)
+                yield pytest.param(cell.source, call[0], call[1], call[2], id=call[1])
+
+
+@pytest.mark.parametrize(("source", "call", "name", "answer"), list(_book_solutions()))
+def test_the_books_solutions_pass_graded_and_hidden_with_the_package_blocked(
+    source, call, name, answer, capsys
+):
+    import math
+
+    from attention_to_bert.masks import masked_softmax
+
+    namespace = {"torch": torch, "math": math, "checks": checks, "masked_softmax": masked_softmax}
+    exec(source.replace(call, ""), namespace)
+    with package_answer_blocked(name, namespace):
+        assert getattr(checks, name)(namespace[answer]) is True
+        for seed in (17, 123456789):
+            with fresh_inputs(seed):
+                assert getattr(checks, name)(namespace[answer]) is True, capsys.readouterr().out
