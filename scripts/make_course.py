@@ -8,14 +8,19 @@ The same notebooks and markers as the student edition (``scripts/student_edition
 - a coding exercise (a code cell tagged ``solution`` with ``# BEGIN SOLUTION``/``# END SOLUTION``)
   becomes an nbgrader *autograded answer*; the part between the markers is the solution that
   ``nbgrader generate_assignment`` replaces by a stub;
-- right after it comes a *test* cell worth ``POINTS`` points: the exercise's checker, run with the
-  book's own implementation of that function blocked (calling it raises), then, as nbgrader *hidden
-  tests*, the same checker on fresh random inputs that students never saw;
+- right after it comes a *test* cell worth ``POINTS`` points: the exercise's checker, run with every
+  package object that solves the exercise blocked (``checks/grading.py``, ``SOLVED_BY``), then, as
+  nbgrader *hidden tests*, the same checker on fresh random inputs of other shapes, drawn with a
+  secret seed chosen for each assignment when the course is written (the feedback pages leave the
+  hidden tests out: ``attention_to_bert.checks.feedback``);
 - a written solution (a Markdown cell tagged ``solution``) is replaced by an empty answer cell that
   students fill in; it carries no points (nbgrader would count it as manually graded), the teacher
   reads it in the submitted notebook and the feedback;
 - a worked explore solution (a code cell tagged ``solution`` without markers) is left out;
-- every other cell is read-only, and outputs are cleared.
+- every other cell is read-only, and outputs are cleared;
+- beside each notebook: the helper package ``attention_to_bert/`` (which holds the shipped results and
+  data a chapter reads) and ``images/``, so a student's kernel running in the release folder finds
+  them; autograde copies the teacher's package over a submitted one.
 Then, in ``course/``: ``nbgrader generate_assignment chNN``, collect the students' notebooks into
 ``submitted/STUDENT/chNN/``, ``nbgrader autograde chNN``, ``nbgrader generate_feedback chNN`` and
 ``nbgrader export`` (``grades.csv``). The teaching guide (book/teaching.md) walks through it.
@@ -26,6 +31,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import re
+import secrets
 import shutil
 import sys
 from dataclasses import dataclass
@@ -33,10 +39,12 @@ from pathlib import Path
 
 import nbformat
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from student_edition import link_scripts, repository_url  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
 POINTS = 2
-HIDDEN_SEED_OFFSET = 1000
 BEGIN = "# BEGIN SOLUTION"
 CHECKER_CALL = re.compile(r"checks\.(?P<checker>\w+)\((?P<answer>\w+)\)")
 EXERCISE_TITLE = re.compile(r"^###\s+Exercise\s+(?P<number>\d+\.\d+)", re.MULTILINE)
@@ -50,6 +58,30 @@ c.ClearSolutions.end_solution_delimeter = "# END SOLUTION"
 c.ClearSolutions.code_stub = {"python": "...  # your code here"}
 # Chapters train small models while they run: give a notebook time
 c.ExecutePreprocessor.timeout = 900
+# Feedback pages: the hidden tests' source and their tracebacks left out (their verdict stays);
+# the course folder holds a copy of the helper package for this
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
+from nbgrader import preprocessors as nbgrader_preprocessors  # noqa: E402
+
+from attention_to_bert.checks.feedback import HideHiddenTests, RestoreHiddenTests  # noqa: E402
+
+c.GenerateFeedback.preprocessors = [
+    nbgrader_preprocessors.GetGrades,
+    CSSHTMLHeaderPreprocessor,
+    HideHiddenTests,
+]
+# Autograde: an untampered test cell gets its hidden tests back without a checksum warning
+c.Autograde.sanitize_preprocessors = [
+    nbgrader_preprocessors.ClearOutput,
+    nbgrader_preprocessors.DeduplicateIds,
+    nbgrader_preprocessors.OverwriteKernelspec,
+    RestoreHiddenTests,
+    nbgrader_preprocessors.CheckCellMetadata,
+]
 '''
 
 
@@ -82,43 +114,40 @@ def _nbgrader(cell: nbformat.NotebookNode, grade_id: str, **flags: object) -> No
     cell.metadata["nbgrader"] = metadata | {"schema_version": 3}
 
 
-def test_source(exercise: GradedExercise) -> str:
-    """The source of the test cell that grades ``exercise``."""
+def test_source(exercise: GradedExercise, seed: int) -> str:
+    """The source of the test cell that grades ``exercise``; ``seed`` is the hidden tests' secret."""
     name, answer, number = exercise.checker, exercise.answer, exercise.number
     return "\n".join(
         [
-            f"# Graded test of Exercise {number}: its checker, with the book's own `{name}` blocked.",
-            "from attention_to_bert import checks as _checks",
-            "from attention_to_bert.checks.grading import (",
-            "    fresh_inputs,",
-            "    package_answer_blocked,",
-            ")",
+            f"# Graded test of Exercise {number}: `checks.{name}`, with the package's own",
+            "# answers to it blocked (checks/grading.py lists them).",
+            "from attention_to_bert.checks import grading as _grading",
             "",
-            f'with package_answer_blocked("{name}", globals()):',
-            f"    _passed = _checks.{name}({answer})",
-            f'assert _passed, "Exercise {number}: see the checker\'s message above"',
+            f"_grading.graded_test({name!r}, {answer}, globals())",
             "### BEGIN HIDDEN TESTS",
-            f'with package_answer_blocked("{name}", globals()), fresh_inputs(',
-            f"    {HIDDEN_SEED_OFFSET}",
-            "):",
-            f"    _passed = _checks.{name}({answer})",
-            f'assert _passed, "Exercise {number}: fails on new inputs (hidden test)"',
+            f"_grading.hidden_test({name!r}, {answer}, globals(), {seed})",
             "### END HIDDEN TESTS",
         ]
     )
 
 
 def course_notebook(
-    notebook: nbformat.NotebookNode, chapter: str
+    notebook: nbformat.NotebookNode, chapter: str, seed: int | None = None
 ) -> tuple[nbformat.NotebookNode, list[GradedExercise]]:
-    """The nbgrader source version of a chapter notebook, and its graded exercises."""
+    """The nbgrader source version of a chapter notebook, and its graded exercises; ``seed`` is the
+    hidden tests' secret (a fresh random one if None)."""
+    seed = secrets.randbelow(10**9) + 1 if seed is None else seed
     course = nbformat.v4.new_notebook(metadata=notebook.metadata)
     graded: list[GradedExercise] = []
     number = "?"
+    repository = repository_url(notebook)
     for index, original in enumerate(notebook.cells):
         cell = nbformat.from_dict(original)
         tags = cell.metadata.get("tags", [])
         cell.metadata.pop("jupyter", None)  # nothing folded for students
+        mentions = "scripts/" in cell.source or "results/" in cell.source
+        if repository and mentions and "REPOSITORY = " not in cell.source:
+            cell.source = link_scripts(cell.source, repository, cell.cell_type == "markdown")
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
         title = EXERCISE_TITLE.search(cell.source) if cell.cell_type == "markdown" else None
@@ -141,7 +170,7 @@ def course_notebook(
             exercise = GradedExercise(chapter, number, call["checker"], call["answer"])
             cell.metadata["tags"] = [t for t in tags if t not in ("solution", "hide-input")]
             _nbgrader(cell, f"{slug}_solution", solution=True)
-            test = nbformat.v4.new_code_cell(test_source(exercise))
+            test = nbformat.v4.new_code_cell(test_source(exercise, seed))
             _nbgrader(test, f"{slug}_test", grade=True, locked=True, points=POINTS)
             course.cells += [cell, test]
             graded.append(exercise)
@@ -153,20 +182,31 @@ def course_notebook(
     return course, graded
 
 
-def write_course(output: Path, chapters: list[str] | None = None) -> list[GradedExercise]:
-    """Write ``nbgrader_config.py`` and ``source/chNN/`` for each chapter into ``output``."""
+def write_course(
+    output: Path, chapters: list[str] | None = None, seed: int | None = None
+) -> list[GradedExercise]:
+    """Write ``nbgrader_config.py`` and ``source/chNN/`` for each chapter into ``output``: the
+    notebook, the helper package and the images. Each assignment's hidden tests get their own
+    secret seed (drawn at random; ``seed`` + chapter number if given, for tests)."""
     notebooks = chapter_notebooks(chapters)
     output.mkdir(parents=True, exist_ok=True)
     (output / "nbgrader_config.py").write_text(CONFIG)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    if (output / "attention_to_bert").exists():  # the feedback's preprocessor (CONFIG) imports it
+        shutil.rmtree(output / "attention_to_bert")
+    shutil.copytree(BOOK / "attention_to_bert", output / "attention_to_bert", ignore=ignore)
     graded = []
     for chapter, path in notebooks.items():
-        course, exercises = course_notebook(nbformat.read(path, as_version=4), chapter)
+        secret = None if seed is None else seed + int(chapter)
+        notebook = nbformat.read(path, as_version=4)
+        course, exercises = course_notebook(notebook, chapter, secret)
         folder = output / "source" / f"ch{chapter}"
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
         nbformat.write(course, folder / path.name)
-        shutil.copytree(BOOK / "images", folder / "images")
+        for name in ("attention_to_bert", "images"):  # what a chapter imports and shows
+            shutil.copytree(BOOK / name, folder / name, ignore=ignore)
         graded += exercises
     return graded
 

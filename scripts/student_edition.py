@@ -8,7 +8,9 @@ In each chapter notebook (see CONTRIBUTING.md for the form the chapters follow):
 - in code cells tagged ``solution``, the lines between ``# BEGIN SOLUTION`` and ``# END SOLUTION``
   become a ``...`` stub at the same indentation, the cell is unfolded (``hide-input`` dropped) and its
   outputs cleared, so the student sees the function to write and the checker call that tests it;
-- code cells tagged ``solution`` without markers are removed.
+- code cells tagged ``solution`` without markers are removed;
+- a mention of a script of the repository (``scripts/NAME.py``, which the folder lacks) becomes a
+  link to it in the book's repository (Markdown) or names the repository (code comments).
 The helper package and book/images/ (figures and diagrams the notebooks show) are copied beside the
 notebooks, so the folder can be handed out as it is. The helper package holds the reference
 implementations of most coding exercises (see the teaching guide, book/teaching.md, for graded work).
@@ -29,6 +31,12 @@ ROOT = Path(__file__).resolve().parents[1]
 BEGIN = re.compile(r"^(?P<indent>[ \t]*)# BEGIN SOLUTION[ \t]*$")
 END = re.compile(r"^[ \t]*# END SOLUTION[ \t]*$")
 STUB = "...  # your code here"
+REPOSITORY = re.compile(r'REPOSITORY = "(?P<url>https://[^"]+)"')
+SCRIPT = r"(?<![\w/])scripts/(?P<name>[\w.-]+\.py)"
+SCRIPT_SPAN = re.compile(rf"`{SCRIPT}`")  # `scripts/NAME.py`, alone in its code span
+SPAN_WITH_SCRIPT = re.compile(rf"`[^`\n]*{SCRIPT}[^`\n]*`")  # `python scripts/NAME.py --x`
+BARE_SCRIPT = re.compile(SCRIPT)
+RESULTS = re.compile(r"(?<![\w/])results/(?P<name>ch\d\d_\w+\.json)")
 
 
 def stub_solution(source: str) -> str:
@@ -54,13 +62,53 @@ def stub_solution(source: str) -> str:
     return "\n".join(kept)
 
 
+def repository_url(notebook: nbformat.NotebookNode) -> str | None:
+    """The book's repository, as the notebook's setup cell names it (for Colab); None if none."""
+    for cell in notebook.cells:
+        found = REPOSITORY.search(cell.source) if cell.cell_type == "code" else None
+        if found:
+            return found["url"]
+    return None
+
+
+def link_scripts(source: str, repository: str, markdown: bool) -> str:
+    """``source`` with each ``scripts/NAME.py`` pointing into ``repository`` (the folder handed out
+    holds no scripts; they run in a clone of the repository), and each ``results/chNN_x.json``
+    naming where the folder holds it, inside the helper package."""
+    source = RESULTS.sub(r"attention_to_bert/data/results/\g<name>", source)
+    if not markdown:  # a comment or a string: the script's address
+        return BARE_SCRIPT.sub(rf"{repository}/blob/main/scripts/\g<name>", source)
+    kept: list[str] = []  # code spans naming a script: a link, or kept and noted after
+
+    def keep(found: re.Match) -> str:
+        alone = SCRIPT_SPAN.fullmatch(found[0])
+        if alone:
+            kept.append(f"[{found[0]}]({repository}/blob/main/scripts/{alone['name']})")
+        else:
+            kept.append(found[0] + f" (in a clone of the [book's repository]({repository}))")
+        return f"\0{len(kept) - 1}\0"
+
+    source = SPAN_WITH_SCRIPT.sub(keep, source)
+    source = re.sub(
+        SCRIPT,
+        rf"[scripts/\g<name>]({repository}/blob/main/scripts/\g<name>)",
+        source,
+    )
+    return re.sub(r"\0(\d+)\0", lambda found: kept[int(found[1])], source)
+
+
 def student_notebook(
     notebook: nbformat.NotebookNode, clear_outputs: bool = False
 ) -> nbformat.NotebookNode:
-    """Return a copy of ``notebook`` with its solutions removed or stubbed."""
+    """Return a copy of ``notebook`` with its solutions removed or stubbed, and its mentions of the
+    repository's scripts pointing into the repository."""
     student = nbformat.from_dict(notebook)
+    repository = repository_url(student)
     cells = []
     for cell in student.cells:
+        mentions = "scripts/" in cell.source or "results/" in cell.source
+        if repository and mentions and "REPOSITORY = " not in cell.source:
+            cell.source = link_scripts(cell.source, repository, cell.cell_type == "markdown")
         tags = cell.get("metadata", {}).get("tags", [])
         if "solution" in tags:
             if cell.cell_type != "code" or not any(
@@ -114,6 +162,12 @@ Write your code in the exercise's cell in place of `...`, then run that cell: it
 exercise's checker, which prints `✔ ... passes all N test cases` or, in plain words, what is wrong
 (for example "the past is masked instead of the future"). Change your code and run the cell again.
 Graded work may not call the helper package's own version of the function you are asked to write.
+
+## The book's scripts
+
+Some chapters mention a script (`scripts/NAME.py`) that computed the results a chapter shows or that
+an exercise suggests running: the link leads to it in the book's repository. The scripts run in a
+clone of the repository (`git clone` it, then `python scripts/NAME.py --help`), not in this folder.
 """
 
 

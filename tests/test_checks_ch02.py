@@ -14,7 +14,7 @@ def right(values, padding_mask, weight, bias, context):
 
 def test_accepts_the_right_answer(capsys):
     assert checks.han_attention(right)
-    assert "passes all 3 test cases" in capsys.readouterr().out
+    assert "passes all 4 test cases" in capsys.readouterr().out
 
 
 def test_accepts_the_packages_context_attention(capsys):
@@ -102,7 +102,7 @@ def test_accepts_an_answer_built_from_nn_linear(capsys):
         return (weights.unsqueeze(-1) * values).sum(-2), weights
 
     assert checks.han_attention(with_linear)
-    assert "passes all 3 test cases" in capsys.readouterr().out
+    assert "passes all 4 test cases" in capsys.readouterr().out
 
 
 def test_catches_an_input_modified_in_place(capsys):

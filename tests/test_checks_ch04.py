@@ -105,7 +105,7 @@ def test_self_attention_checker_accepts_torch_reference(capsys):
         (divided_by_sqrt_d_model, "divided by sqrt(d_model)"),
         (softmax_over_queries, "the rows do not sum to 1, the columns do"),
         (keys_times_queries, "transposed: row i must hold query i's weights"),
-        (naive_exp, "NaN or inf in the weights; subtract each row's maximum"),
+        (naive_exp, "with exp written out, subtract each row's maximum first"),
         (
             mixes_inputs_not_values,
             "the output mixes the inputs x, not the values V = x @ w_v",

@@ -1,14 +1,23 @@
 """Grading helpers: the package's own answer blocked for student code only; hidden fresh inputs."""
 
+import importlib
+
+import course_answers
 import pytest
 import torch
 
-from attention_to_bert import checks, multihead
+from attention_to_bert import checks, multihead, transformer
+from attention_to_bert.attention import attention
 from attention_to_bert.checks.grading import (
+    SOLVED_BY,
     PackageAnswerBlocked,
     fresh_inputs,
     package_answer_blocked,
+    solving_objects,
 )
+from attention_to_bert.han import ContextAttention
+from attention_to_bert.positional import PositionalEncoding
+from attention_to_bert.pretraining import mask_tokens
 
 
 def right_causal_mask(size):
@@ -19,7 +28,7 @@ def test_student_code_calling_the_package_answer_is_refused_and_reported(capsys)
     imported = multihead.causal_mask
     namespace = {"causal_mask": imported}
     with package_answer_blocked("causal_mask", namespace):
-        with pytest.raises(PackageAnswerBlocked, match="write `causal_mask` yourself"):
+        with pytest.raises(PackageAnswerBlocked, match="asks you to write it yourself"):
             namespace["causal_mask"](3)
         assert checks.causal_mask(lambda size: multihead.causal_mask(size)) is False
         assert checks.causal_mask(right_causal_mask) is True
@@ -62,11 +71,200 @@ def test_a_hard_coded_answer_fails_the_hidden_cases(capsys):
     [
         (lambda: package_answer_blocked("not a name", {}), ValueError, "name must be"),
         (lambda: package_answer_blocked("x", None), TypeError, "namespace must be"),
-        (lambda: fresh_inputs(0), ValueError, "seed_offset must be a positive int"),
-        (lambda: fresh_inputs(True), ValueError, "seed_offset must be"),
+        (lambda: fresh_inputs(0), ValueError, "seed must be a positive int"),
+        (lambda: fresh_inputs(True), ValueError, "seed must be"),
     ],
 )
 def test_bad_arguments_name_themselves(call, error, message):
     with pytest.raises(error, match=message):
         with call():
             pass
+
+
+def _cross_attention(a, memory, padded, w_q, w_k, w_v):  # 6.2 with the package's attention()
+    return attention(a @ w_q, memory @ w_k, memory @ w_v, mask=padded[:, None, :])
+
+
+def _self_attention(x, w_q, w_k, w_v):  # 4.2 with attention()
+    return attention(x @ w_q, x @ w_k, x @ w_v)
+
+
+def _positional_encoding(max_len, d_model):  # 4.3 with PositionalEncoding(d, n).pe
+    return PositionalEncoding(d_model, max_len).pe
+
+
+def _mlm_mask(ids, special, mask_id, vocab_size):  # 7.2 with the very function asked for
+    return mask_tokens(ids, special, mask_id, vocab_size, torch.default_generator)
+
+
+def _han_attention(values, padding_mask, weight, bias, context):  # 2.2 with ContextAttention
+    layer = ContextAttention(weight.shape[1], weight.shape[0])
+    with torch.no_grad():
+        layer.key_projection.weight.copy_(weight)
+        layer.key_projection.bias.copy_(bias)
+        layer.context.copy_(context)
+    return layer(values, padding_mask)
+
+
+PACKAGE_ANSWERS = {
+    "cross_attention": _cross_attention,
+    "self_attention": _self_attention,
+    "positional_encoding": _positional_encoding,
+    "mlm_mask": _mlm_mask,
+    "han_attention": _han_attention,
+}
+
+
+@pytest.mark.parametrize("name", sorted(PACKAGE_ANSWERS))
+def test_an_answer_built_from_the_package_passes_ungraded_and_gets_nothing_graded(name, capsys):
+    check = getattr(checks, name)
+    assert check(PACKAGE_ANSWERS[name]) is True  # the package really solves it
+    with package_answer_blocked(name, globals()):  # a notebook passes its globals()
+        assert check(PACKAGE_ANSWERS[name]) is False
+    assert "graded work may not call the book's own" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("name", "path"),
+    [
+        (name, path)
+        for name, paths in SOLVED_BY.items()
+        for path in paths
+        if hasattr(checks, name)  # a line may come before its checker's branch is merged
+    ],
+)
+def test_every_mapped_package_object_submitted_gets_nothing(name, path, capsys):
+    (real,) = [obj for p, obj in solving_objects(name) if p == path]
+    module, _, attribute = path.rpartition(".")
+    module = importlib.import_module(f"attention_to_bert.{module}")
+    check = getattr(checks, name)
+    namespace = {"my_answer": real}
+    with package_answer_blocked(name, namespace):
+        assert check(namespace["my_answer"]) is False  # the object itself, as the answer
+        # called by the student's function, through the module
+        assert check(lambda *args: getattr(module, attribute)(*args)) is False
+    assert "graded work may not call the book's own" in capsys.readouterr().out
+    assert namespace["my_answer"] is real
+
+
+def test_every_checker_has_a_line_in_the_map():
+    names = {name for name in dir(checks) if callable(getattr(checks, name)) and name[0].islower()}
+    assert names <= set(SOLVED_BY), "add the new checker to grading.SOLVED_BY"
+    with pytest.raises(ValueError, match="no entry for checker 'nope' in grading.SOLVED_BY"):
+        solving_objects("nope")
+
+
+def test_package_code_still_uses_a_blocked_class_and_it_is_restored():
+    original = multihead.MultiHeadAttention.forward
+    with package_answer_blocked("multi_head_attention", {}):
+        layer = transformer.EncoderLayer(8, 2, 16)  # builds a MultiHeadAttention inside
+        layer(torch.zeros(1, 3, 8))  # runs
+        with pytest.raises(PackageAnswerBlocked):
+            multihead.MultiHeadAttention(8, 2)
+    assert multihead.MultiHeadAttention.forward is original
+    assert multihead.MultiHeadAttention(8, 2)(*[torch.zeros(1, 3, 8)] * 3)[0].shape == (1, 3, 8)
+
+
+def test_hidden_inputs_vary_shapes(capsys):
+    visible = {}
+
+    def fitted(hidden, labels, table, bias):  # an 8.2 answer hard-coded to the visible shapes
+        chosen = labels.reshape(27) != -100
+        scores = hidden.reshape(27, 8) @ table.reshape(40, 8).T + bias
+        visible["shape"] = hidden.shape
+        return scores[chosen], labels.reshape(27)[chosen]
+
+    assert checks.masked_scores(fitted) is True
+    with fresh_inputs(12345):
+        assert checks.masked_scores(fitted) is False
+    assert "raised RuntimeError" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", sorted(course_answers.PACKAGE))
+def test_the_course_tests_package_answers_are_blocked(name, capsys):
+    namespace = {"torch": torch, "checks": checks}
+    exec(course_answers.PACKAGE[name].format(f="my_answer"), namespace)
+    check = getattr(checks, name)
+    if name != "multi_head_attention":  # a fresh layer's random weights: wrong anyway
+        assert check(namespace["my_answer"]) is True
+    with package_answer_blocked(name, namespace):
+        assert check(namespace["my_answer"]) is False
+    assert "graded work may not call the book's own" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", sorted(course_answers.WRONG))
+def test_the_course_tests_wrong_answers_fail(name):
+    namespace = {"torch": torch, "checks": checks}
+    exec(course_answers.WRONG[name].format(f="my_answer"), namespace)
+    assert getattr(checks, name)(namespace["my_answer"]) is False
+
+
+def test_feedback_leaves_the_hidden_tests_out():
+    import nbformat
+
+    from attention_to_bert.checks.feedback import HideHiddenTests
+
+    source = "visible()\n### BEGIN HIDDEN TESTS\nhidden_test('x', f, globals(), 123)\n### END HIDDEN TESTS"
+    cell = nbformat.v4.new_code_cell(source)
+    cell.metadata["nbgrader"] = {"grade": True}
+    cell.outputs = [
+        nbformat.v4.new_output(
+            "error", ename="AssertionError", evalue="x: fails", traceback=["hidden_test(123)"]
+        )
+    ]
+    cell, _ = HideHiddenTests().preprocess_cell(cell, {}, 0)
+    assert cell.source == "visible()"
+    assert cell.outputs[0]["traceback"] == ["AssertionError: x: fails"]
+
+
+@pytest.mark.parametrize("name", sorted(set(course_answers.PACKAGE) - {"multi_head_attention"}))
+def test_hidden_cases_are_new_and_a_right_answer_still_passes_them(name, capsys):
+    namespace = {"torch": torch, "checks": checks}
+    exec(course_answers.PACKAGE[name].format(f="right"), namespace)
+    seen = {"visible": [], "hidden": []}
+
+    def recording(where):
+        def answer(*args):
+            sizes = [tuple(a.shape) if isinstance(a, torch.Tensor) else a for a in args]
+            seen[where].append([size for size in sizes if isinstance(size, tuple | int)])
+            return namespace["right"](*args)
+
+        return answer
+
+    check = getattr(checks, name)
+    assert check(recording("visible")) is True
+    with fresh_inputs(987654):
+        assert check(recording("hidden")) is True, capsys.readouterr().out
+    if name not in ("cosine_attention", "top_k_attention", "han_attention"):  # values vary only
+        assert seen["visible"] != seen["hidden"]
+
+
+def _book_solutions():
+    import re
+
+    import nbformat
+    from helpers import CHAPTERS
+
+    for path in CHAPTERS:
+        for cell in nbformat.read(path, as_version=4).cells:
+            tags = cell.metadata.get("tags", [])
+            if "solution" in tags and "# BEGIN SOLUTION" in cell.source:
+                call = re.search(r"_ = checks\.(\w+)\((\w+)\)", cell.source)
+                yield pytest.param(cell.source, call[0], call[1], call[2], id=call[1])
+
+
+@pytest.mark.parametrize(("source", "call", "name", "answer"), list(_book_solutions()))
+def test_the_books_solutions_pass_graded_and_hidden_with_the_package_blocked(
+    source, call, name, answer, capsys
+):
+    import math
+
+    from attention_to_bert.masks import masked_softmax
+
+    namespace = {"torch": torch, "math": math, "checks": checks, "masked_softmax": masked_softmax}
+    exec(source.replace(call, ""), namespace)
+    with package_answer_blocked(name, namespace):
+        assert getattr(checks, name)(namespace[answer]) is True
+        for seed in (17, 123456789):
+            with fresh_inputs(seed):
+                assert getattr(checks, name)(namespace[answer]) is True, capsys.readouterr().out

@@ -1,4 +1,6 @@
 import importlib.util
+import os
+import re
 
 import nbformat
 import pytest
@@ -138,3 +140,74 @@ def test_student_requirements_refuse_a_missing_pin(tmp_path):
     partial.write_text("numpy==2.4.6\n")
     with pytest.raises(ValueError, match="no pin for"):
         student_edition.student_requirements(partial)
+
+
+def test_no_chapter_points_at_a_script_or_results_file_the_hand_out_lacks(tmp_path):
+    written = student_edition.write_student_edition(output=tmp_path / "student")
+    bare = re.compile(r"(?<![\w/])(scripts|results)/\w+\.(py|json)")
+    for path in written:
+        for cell in nbformat.read(path, as_version=4).cells:
+            if "REPOSITORY = " in cell.source:
+                continue
+            for found in bare.finditer(cell.source):
+                before = cell.source[max(0, found.start() - 60) : found.start()]
+                after = cell.source[found.end() : found.end() + 80]
+                pointed = "/blob/main/" in before or "data/" in before
+                linked = after.startswith(("](", "`](")) or "clone of" in after
+                assert pointed or linked, f"{path.name}: {before + found[0] + after!r}"
+    for name in {found for path in written for found in _results_named(path)}:
+        assert (tmp_path / "student" / "attention_to_bert" / "data" / "results" / name).is_file()
+
+
+def _results_named(path):
+    text = path.read_text()
+    return set(re.findall(r"attention_to_bert/data/results/(ch\d\d_\w+\.json)", text))
+
+
+def test_script_mentions_become_links_and_notes():
+    url = "https://github.com/o/r"
+    markdown = "made by `scripts/a.py`; run `python scripts/b.py --x` or scripts/c.py"
+    linked = student_edition.link_scripts(markdown, url, markdown=True)
+    assert "[`scripts/a.py`](https://github.com/o/r/blob/main/scripts/a.py)" in linked
+    assert "`python scripts/b.py --x` (in a clone of the [book's repository](" in linked
+    assert "[scripts/c.py](https://github.com/o/r/blob/main/scripts/c.py)" in linked
+    code = "# as scripts/a.py computed (results/ch02_han.json)"
+    assert student_edition.link_scripts(code, url, markdown=False) == (
+        "# as https://github.com/o/r/blob/main/scripts/a.py computed "
+        "(attention_to_bert/data/results/ch02_han.json)"
+    )
+
+
+# Running a chapter takes a minute or more: the cheapest run by default, every one with
+# STUDENT_EDITION=all (each in its own process, so they may run side by side with pytest -n).
+CHEAP = {"01_attention.ipynb"}
+
+
+def _editions():
+    every = os.environ.get("STUDENT_EDITION") == "all"
+    for path in CHAPTERS:
+        skip = path.name not in CHEAP and not every
+        marks = [pytest.mark.skip(reason="STUDENT_EDITION=all runs it")] if skip else []
+        yield pytest.param(path.name, marks=marks)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(_editions()))
+def test_a_chapter_of_the_student_edition_runs_top_to_bottom_with_its_stubs(tmp_path, name):
+    """Run in the hand-out folder, with no PYTHONPATH: the kernel finds the copied package there."""
+    from nbclient import NotebookClient
+
+    output = tmp_path / "student"
+    student_edition.write_student_edition(output=output, clear_outputs=True)
+    notebook = nbformat.read(output / name, as_version=4)
+    assert any("exercise-stub" in c.metadata.get("tags", []) for c in notebook.cells)
+    environment = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    environment["OMP_NUM_THREADS"] = "2"
+    check = "import attention_to_bert, pathlib\nprint(pathlib.Path(attention_to_bert.__file__))"
+    notebook.cells.append(nbformat.v4.new_code_cell(check))
+    client = NotebookClient(
+        notebook, timeout=900, kernel_name="python3", resources={"metadata": {"path": output}}
+    )
+    client.execute(env=environment)  # raises CellExecutionError at the first failing cell
+    where = notebook.cells[-1].outputs[0]["text"].strip()
+    assert where == str(output.resolve() / "attention_to_bert" / "__init__.py")

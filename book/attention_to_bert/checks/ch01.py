@@ -185,11 +185,27 @@ def _cosine_mistakes(inputs: dict[str, Tensor]) -> tuple[Tensor, list[tuple[Tens
     return reference_softmax(beta * cosine, mask), mistakes
 
 
+EMPTY_ROW_NAN = (
+    "contains NaN: a softmax over a row of -inf is NaN, and zeroing it afterwards (nan_to_num) "
+    "does not clean the gradient; fill masked scores with a large negative number (as "
+    "masked_softmax does)"
+)
+
+
 def _cosine_gradient(
-    checker: Checker, candidate: Callable[..., Any], inputs: dict[str, Tensor]
+    checker: Checker,
+    candidate: Callable[..., Any],
+    inputs: dict[str, Tensor],
+    case: str = "the gradient (zero-vector padding keys)",
+    nan: str = "",
 ) -> None:
-    """Masked keys and values must get zero gradient, and no gradient may be NaN."""
-    case = "the gradient (zero-vector padding keys)"
+    """Masked keys and values must get zero gradient, and no gradient may be NaN (``nan``: the
+    message's end if one is)."""
+    nan = nan or (
+        "contains NaN. A zero key divided by its length 0 is NaN; the mask hides it in the output, "
+        "not in the gradient: clamp the length (x.norm(dim=-1, keepdim=True).clamp_min(1e-8)) or "
+        "use F.normalize"
+    )
     leaves = {
         name: tensor.clone().requires_grad_(name != "mask") for name, tensor in inputs.items()
     }
@@ -211,18 +227,14 @@ def _cosine_gradient(
     grads = dict(zip(differentiable, gradients, strict=True))
     for name, gradient in grads.items():
         if gradient is not None and gradient.isnan().any():
-            checker.expect(
-                False,
-                f"{case}: the gradient of the {name} contains NaN. A zero key divided by its length "
-                "0 is NaN; the mask hides it in the output, not in the gradient: clamp the length "
-                "(x.norm(dim=-1, keepdim=True).clamp_min(1e-8)) or use F.normalize",
-            )
+            checker.expect(False, f"{case}: the gradient of the {name} {nan}")
             return
     shape = inputs["query"].shape[:-1] + inputs["key"].shape[-2:-1]  # (..., n_q, n_k)
     masked_keys = inputs["mask"].expand(shape).all(dim=-2)  # keys no query may attend to
     for name in ("key", "value"):
         gradient = grads[name]
-        leak = 0.0 if gradient is None else gradient[masked_keys].abs().max().item()
+        hidden = None if gradient is None else gradient[masked_keys]
+        leak = 0.0 if hidden is None or not hidden.numel() else hidden.abs().max().item()
         checker.expect(
             leak <= 1e-6,
             f"{case}: masked {name}s get a gradient up to {leak:.3g}; they must not influence the "
@@ -251,6 +263,9 @@ def cosine_attention(candidate: Callable[..., Any]) -> bool:
         checker.compare(output, expected @ value, f"{case}, output", wrong_output)
     if not checker.problems:
         _cosine_gradient(checker, candidate, cases[1][1])
+    if not checker.problems:
+        case = "the gradient through a fully masked row"
+        _cosine_gradient(checker, candidate, cases[2][1], case, EMPTY_ROW_NAN)
     return checker.report()
 
 

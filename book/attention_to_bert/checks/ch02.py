@@ -7,6 +7,7 @@ from typing import Any
 
 import torch
 
+from attention_to_bert.checks.ch01 import EMPTY_ROW_NAN
 from attention_to_bert.checks.checker import Checker, reference_softmax
 
 
@@ -45,4 +46,30 @@ def han_attention(candidate: Callable[..., Any]) -> bool:
             checker.compare(
                 pooled, (expected.unsqueeze(-1) * values.double()).sum(dim=-2), pooled_what
             )
+    if not checker.problems:
+        _gradient(checker, candidate, arguments)  # the last case: a fully padded sentence
     return checker.report()
+
+
+def _gradient(checker: Checker, candidate: Callable[..., Any], arguments: tuple) -> None:
+    """No gradient may be NaN, even through a fully padded sentence."""
+    case = "the gradient through a fully padded sentence"
+    leaves = [t.clone().requires_grad_(t.is_floating_point()) for t in arguments]
+    result = checker.call(candidate, *leaves, case=case, pair="(pooled, weights)")
+    if result is None or not isinstance(result[0], torch.Tensor) or not result[0].requires_grad:
+        checker.expect(result is None, f"{case}: pooled does not depend on the inputs (detached?)")
+        return
+    differentiable = [leaf for leaf in leaves if leaf.requires_grad]
+    probe = torch.linspace(-1.0, 1.0, result[0].numel()).reshape(result[0].shape)
+    try:
+        gradients = torch.autograd.grad(
+            (result[0] * probe).sum(), differentiable, allow_unused=True
+        )
+    except Exception as error:  # report, don't crash
+        checker.expect(False, f"{case}: no gradient flows back: {error}")
+        return
+    names = ("values", "weight", "bias", "context")
+    for name, gradient in zip(names, gradients, strict=True):
+        if gradient is not None and gradient.isnan().any():
+            checker.expect(False, f"{case}: the gradient of the {name} {EMPTY_ROW_NAN}")
+            return

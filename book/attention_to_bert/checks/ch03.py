@@ -28,6 +28,7 @@ class _Tree:
         self.vocab, self.default = vocab, default
         self.table = {prefix: self._log(p) for prefix, p in table.items()}
         self.calls: list[tuple[int, ...]] = []
+        self.max_length: int | None = None  # set while a student's search runs
 
     def _log(self, probabilities: list[float]) -> torch.Tensor:
         return torch.tensor(probabilities, dtype=torch.float64).log()
@@ -39,6 +40,12 @@ class _Tree:
         if not prefix or prefix[0] != BOS_ID:
             raise ValueError(f"a prefix must start with <bos> (id {BOS_ID}), got {list(prefix)}")
         self.calls.append(prefix[1:])
+        if self.max_length is not None and len(prefix) - 1 >= self.max_length:
+            raise ValueError(
+                f"asked for the token after {len(prefix) - 1} tokens, but max_length="
+                f"{self.max_length}: stop after max_length steps (an output, <eos> included, has "
+                "at most max_length tokens)"
+            )
         if len(self.calls) > 2000:
             raise RuntimeError(
                 "more than 2000 calls to next_log_probs: keep only beam_size prefixes a step"
@@ -139,6 +146,18 @@ def _beam_cases() -> list[tuple[str, _Tree, int, int]]:
         ("<eos> at once is the best output, beam_size=2", _Tree(short, vocab, stop), 2, 6),
         ("a random tree, 3 symbols, outputs of 5, beam_size=2", _random_tree(7, 5, 3), 2, 8),
         ("a random tree, 4 symbols, outputs of 4, beam_size=3", _random_tree(2, 4, 4), 3, 8),
+        (
+            "outputs of 5 symbols and <eos>, max_length=6 (just long enough), beam_size=2",
+            _random_tree(11, 5, 3),
+            2,
+            6,
+        ),
+        (
+            "a model that never says <eos>, max_length=4: the best unfinished prefix, beam_size=2",
+            _Tree({}, vocab, lambda prefix: [0, 0, 0, 0.55, 0.45]),
+            2,
+            4,
+        ),
     ]
 
 
@@ -153,6 +172,7 @@ def beam_search(candidate: Callable[..., Any]) -> bool:
         greedy, _ = _search(tree, 1, max_length)
         tree.calls.clear()  # the searches above asked too
         before = tree.pristine()
+        tree.max_length = max_length
         result = checker.call(
             candidate,
             tree,
@@ -182,7 +202,8 @@ def beam_search(candidate: Callable[..., Any]) -> bool:
             prefix = [BOS_ID, *after_eos[0]]
             checker.expect(False, f"{case}: asked next_log_probs to continue the finished {prefix}")
         elif tokens != expected:
-            checker.expect(False, f"{case}: {_name_beam_mistake(tokens, expected, best, greedy)}")
+            mistake = _name_beam_mistake(tokens, expected, best, greedy, max_length)
+            checker.expect(False, f"{case}: {mistake}")
         elif abs(log_p - expected_log_p) > 1e-6:
             hint = ""
             if abs(log_p - math.exp(expected_log_p)) < 1e-6:
@@ -198,10 +219,11 @@ def beam_search(candidate: Callable[..., Any]) -> bool:
 
 
 def _name_beam_mistake(
-    tokens: list[int], expected: list[int], best: list[int], greedy: list[int]
+    tokens: list[int], expected: list[int], best: list[int], greedy: list[int], max_length: int
 ) -> str:
     """Say what kind of wrong output ``tokens`` is."""
     got, want = f"got {tokens}, expected {expected}", ""
+    unfinished = not tokens or tokens[-1] != EOS_ID
     if tokens and tokens[0] == BOS_ID:
         want = "return the tokens after <bos>, not <bos> itself"
     elif tokens == expected[:-1]:
@@ -210,6 +232,11 @@ def _name_beam_mistake(
         want = (
             "an output that finished earlier, not the best one: go on while the beam holds "
             "unfinished prefixes, then return the most probable finished output"
+        )
+    elif unfinished and len(tokens) < min(len(expected), max_length) and EOS_ID not in tokens:
+        want = (
+            f"the search stopped after {len(tokens)} steps: take up to max_length={max_length} "
+            "steps (range(max_length))"
         )
     elif tokens == greedy != expected:
         want = "that is the greedy output: keep the beam_size best prefixes at every step"

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from attention_to_bert.checks.checker import Checker, close
+from attention_to_bert.checks.checker import Checker, close, vary
 
 
 def split_heads(candidate: Callable[[torch.Tensor, int], torch.Tensor]) -> bool:
@@ -16,8 +16,9 @@ def split_heads(candidate: Callable[[torch.Tensor, int], torch.Tensor]) -> bool:
     checker = Checker("split_heads")
     generator = torch.Generator().manual_seed(5)
     for shape, heads in [((2, 5, 12), 3), ((1, 4, 8), 2), ((3, 6, 16), 4), ((2, 3, 8), 1)]:
-        batch, seq, d_model = shape
-        head_dim = d_model // heads
+        batch, seq, head_dim = vary(shape[0], shape[1], shape[2] // heads)
+        d_model = head_dim * heads
+        shape = (batch, seq, d_model)
         case = f"x of shape {shape}, num_heads={heads}"
         x = torch.randn(*shape, generator=generator)
         by_position = x.view(batch, seq, heads, head_dim)
@@ -36,7 +37,7 @@ def split_heads(candidate: Callable[[torch.Tensor, int], torch.Tensor]) -> bool:
 def causal_mask(candidate: Callable[[int], torch.Tensor]) -> bool:
     """Check ``candidate(size)``: a bool ``(size, size)`` mask, True where position i may not attend to j (j > i)."""
     checker = Checker("causal_mask")
-    for size in (1, 4, 7):
+    for size in vary(1, 4, 7):
         case = f"size={size} (True must mark j > i, above the diagonal)"
         expected = torch.ones(size, size, dtype=torch.bool).triu(diagonal=1)
         with_diagonal = torch.ones(size, size, dtype=torch.bool).triu()
@@ -176,6 +177,8 @@ def multi_head_attention(candidate: Callable[..., tuple[torch.Tensor, torch.Tens
         ((1, 3, 3, 8, 1), ("self", "causal")),
     ]
     for (batch, m, n, d_model, heads), masks in cases:
+        batch, head_dim = vary(batch, d_model // heads)
+        d_model = head_dim * heads
         case = f"batch {batch}, {m} queries, {n} keys, d_model {d_model}, {heads} head(s)"
         case += f" ({', '.join(masks)})"
         inputs, (expected, expected_weights) = _mha_case(

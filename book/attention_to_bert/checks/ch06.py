@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
-from attention_to_bert.checks.checker import Checker, close
+from attention_to_bert.checks.checker import Checker, close, vary
 
 
 def cross_attention(candidate: Callable[..., Any]) -> bool:
@@ -22,7 +23,9 @@ def cross_attention(candidate: Callable[..., Any]) -> bool:
         (2, 3, 5, 8, 4, 6, (5, 3)),
         (1, 4, 2, 6, 6, 3, (1,)),
         (3, 6, 4, 8, 2, 5, (4, 1, 2)),
+        (2, 4, 4, 6, 3, 3, (4, 2)),  # as many targets as sources: a mask on the wrong side runs
     ]:
+        tgt, d_model, d_k, d_v = vary(tgt, d_model, d_k, d_v)
         case = f"a {(batch, tgt, d_model)}, memory {(batch, src, d_model)}, d_k={d_k}, d_v={d_v}"
         inputs = {
             "a": torch.randn(batch, tgt, d_model, generator=generator),
@@ -48,17 +51,31 @@ def cross_attention(candidate: Callable[..., Any]) -> bool:
                 "the softmax runs over the queries (dim 1): take it over the keys (dim -1)",
             ),
             (
+                (scores / math.sqrt(d_k)).masked_fill(blocked, float("-inf")).softmax(dim=1),
+                "the softmax runs over the queries (dim 1): take it over the keys (dim -1)",
+            ),
+            (
                 weights_of(scores / math.sqrt(d_model)),
                 "the scores are divided by sqrt(d_model); divide by sqrt(d_k), the keys' width",
             ),
         ]
+        if tgt == src:
+            weight_mistakes.append(
+                (
+                    weights_of(scores / math.sqrt(d_k), padded[:, :, None]),
+                    f"the mask blocks queries (rows), not keys: {WRONG_SIDE}",
+                )
+            )
         passed = [value.clone() for value in inputs.values()]
-        result = checker.call(candidate, *passed, case=case, pair="(output, weights)")
+        result = checker.call(
+            _naming_a_wrong_side_mask(candidate), *passed, case=case, pair="(output, weights)"
+        )
         if result is None:
             continue
         output, actual_weights = result
         swapped = (batch, src, tgt)
-        if isinstance(actual_weights, torch.Tensor) and tuple(actual_weights.shape) == swapped:
+        shape = tuple(actual_weights.shape) if isinstance(actual_weights, torch.Tensor) else None
+        if src != tgt and shape == swapped:
             checker.expect(
                 False,
                 f"{case}: weights of shape (batch, src, tgt) = {swapped}: the queries must come "
@@ -66,7 +83,14 @@ def cross_attention(candidate: Callable[..., Any]) -> bool:
             )
             continue
         # a named mistake first: the masked-weights diagnosis would hide it
-        named = [(wrong, text) for wrong, text in weight_mistakes if close(actual_weights, wrong)]
+        named = [
+            (wrong, text)
+            for wrong, text in weight_mistakes
+            if close(actual_weights, wrong, equal_nan=True) and not close(wrong, weights)
+        ]
+        if named:
+            checker.expect(False, f"{case}, weights: {named[0][1]}")
+            continue
         if checker.compare(
             actual_weights, weights, f"{case}, weights", named, masked=None if named else blocked
         ):
@@ -79,6 +103,27 @@ def cross_attention(candidate: Callable[..., Any]) -> bool:
             ]
             checker.compare(output, weights @ v, f"{case}, output", output_mistakes)
     return checker.report()
+
+
+WRONG_SIDE = (
+    "memory_key_padding_mask (batch, src) marks padded keys; [:, None, :] makes it (batch, 1, src) "
+    "so that it blocks columns of the (batch, tgt, src) scores"
+)
+
+
+def _naming_a_wrong_side_mask(candidate: Callable[..., Any]) -> Callable[..., Any]:
+    """``candidate``, whose broadcasting error from a mask on the wrong side names the mistake."""
+
+    @functools.wraps(candidate)
+    def named(*args: Any) -> Any:
+        try:
+            return candidate(*args)
+        except RuntimeError as error:
+            if "must match the size" not in str(error):
+                raise
+            raise RuntimeError(f"{error}. Is the mask on the wrong side? {WRONG_SIDE}") from None
+
+    return named
 
 
 def _triple(result: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor] | str:
@@ -115,6 +160,7 @@ def beam_step(candidate: Callable[..., Any]) -> bool:
     checker = Checker("beam_step")
     generator = torch.Generator().manual_seed(60)
     for beams, vocab, beam_size in [(1, 6, 3), (3, 5, 3), (4, 7, 2), (2, 4, 5)]:
+        beams, vocab = vary(beams, vocab)
         case = f"{beams} beam(s), vocabulary {vocab}, beam_size={beam_size}"
         scores = -torch.rand(beams, generator=generator) * 3
         log_probs = torch.randn(beams, vocab, generator=generator).mul(2).log_softmax(dim=-1)
@@ -155,6 +201,13 @@ def beam_step(candidate: Callable[..., Any]) -> bool:
             order = actual[0].argsort(descending=True)
             if _same(tuple(part[order] for part in actual), expected):
                 message = "the right candidates, but not best first (topk sorts them)"
+        shapes = [tuple(part.shape) for part in actual]
+        wanted = [tuple(part.shape) for part in expected]
+        if message is None and shapes != wanted:
+            message = (
+                f"expected (scores, beam_ids, token_ids) of shapes {wanted}, got {shapes}: "
+                "return 1-D tensors of beam_size entries"
+            )
         if message is None:
             message = (
                 f"expected scores {[round(s, 4) for s in expected[0].tolist()]}, beams "

@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from attention_to_bert.checks.checker import Checker
+from attention_to_bert.checks.checker import Checker, vary
 
 
 def masked_scores(candidate: Callable[..., Any]) -> bool:
@@ -16,16 +16,20 @@ def masked_scores(candidate: Callable[..., Any]) -> bool:
     the labels there, ``(num_chosen,)``; no input modified."""
     checker = Checker("masked_scores")
     generator = torch.Generator().manual_seed(0)
-    hidden = torch.randn(3, 9, 8, generator=generator)
-    table = torch.randn(40, 8, generator=generator)
-    bias = torch.randn(40, generator=generator)
-    labels = torch.full((3, 9), -100)
-    chosen = torch.rand(3, 9, generator=generator) < 0.3
+    batch, length, width, vocab = vary(3, 9, 8, 40)
+    hidden = torch.randn(batch, length, width, generator=generator)
+    table = torch.randn(vocab, width, generator=generator)
+    bias = torch.randn(vocab, generator=generator)
+    labels = torch.full((batch, length), -100)
+    chosen = torch.rand(batch, length, generator=generator) < 0.3
     chosen[0, 1] = True
-    labels[chosen] = torch.randint(5, 40, (int(chosen.sum()),), generator=generator)
+    labels[chosen] = torch.randint(5, vocab, (int(chosen.sum()),), generator=generator)
     inputs = [tensor.clone() for tensor in (hidden, labels, table, bias)]
     result = checker.call(
-        candidate, *inputs, case="3 sequences of 9 positions", pair="(scores, targets)"
+        candidate,
+        *inputs,
+        case=f"{batch} sequences of {length} positions",
+        pair="(scores, targets)",
     )
     if result is None:
         return checker.report()
@@ -41,10 +45,15 @@ def masked_scores(candidate: Callable[..., Any]) -> bool:
             ((hidden @ table.T)[chosen], "the bias b is missing"),
         ],
     )
-    checker.compare(
+    if checker.compare(
         targets,
         labels[chosen],
         "targets",
         mistakes=[(labels, "targets must be the labels at the chosen positions only")],
-    )
+    ):
+        checker.expect(
+            targets.dtype == labels.dtype,
+            f"targets: dtype {targets.dtype}, expected {labels.dtype} (the token ids as they are "
+            "in labels: cross_entropy takes class ids as integers)",
+        )
     return checker.report()

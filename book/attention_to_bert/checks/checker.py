@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import random
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -12,6 +13,23 @@ import torch
 from torch import Tensor
 
 Mistakes = Sequence[tuple[Tensor, str]]
+_hidden_seed: int | None = None  # set by grading.fresh_inputs: the hidden tests' secret seed
+
+
+def set_hidden_seed(seed: int | None) -> int | None:
+    """Make ``vary`` change sizes with ``seed`` (None: sizes as written); return the previous seed."""
+    global _hidden_seed
+    previous, _hidden_seed = _hidden_seed, seed
+    return previous
+
+
+def vary(*sizes: int, spread: int = 3) -> tuple[int, ...]:
+    """``sizes`` as written; in a hidden test (``grading.fresh_inputs``), each grown by 1 to
+    ``spread`` with the secret seed, so an answer fitted to the visible shapes fails."""
+    if _hidden_seed is None:
+        return sizes
+    draw = random.Random(f"{_hidden_seed}:{sizes}")
+    return tuple(size + draw.randint(1, spread) for size in sizes)
 
 
 def reference_softmax(scores: Tensor, mask: Tensor) -> Tensor:
@@ -29,6 +47,9 @@ class Checker:
         self.problems: list[str] = []
         self.cases = 0
         self._cases_by_message: dict[str, list[str]] = defaultdict(list)  # what ``call`` found
+        self._entries: list[
+            tuple[str, str]
+        ] = []  # (case, message) of each problem; case "" if none
         self._random_state = torch.random.get_rng_state()
 
     def call(self, function: Callable[..., Any], *args: Any, case: str, pair: str = "") -> Any:
@@ -40,7 +61,10 @@ class Checker:
         try:
             result = function(*args)
         except Exception as error:  # the student's code may raise anything: report, don't crash
-            return self._problem(case, f"raised {type(error).__name__}: {error}")
+            hint = ""
+            if isinstance(error, NameError):  # a stub leaves names undefined
+                hint = " (is the body still `...`? write the code that defines it)"
+            return self._problem(case, f"raised {type(error).__name__}: {error}{hint}")
         for index, (arg, copy) in enumerate(zip(args, before, strict=True)):
             if copy is not None and not _same(arg, copy):
                 name = _argument_name(function, index)
@@ -57,12 +81,14 @@ class Checker:
 
     def _problem(self, case: str, message: str) -> None:
         self.problems.append(f"{case}: {message}")
+        self._entries.append((case, message))
         self._cases_by_message[message].append(case)
 
     def expect(self, condition: bool, message: str) -> bool:
         """Record ``message`` as a problem unless ``condition`` holds."""
         if not condition:
             self.problems.append(message)
+            self._entries.append(("", message))
         return bool(condition)
 
     def compare(
@@ -89,9 +115,8 @@ class Checker:
         several cases is printed once ("returned None ... in all 4 cases")."""
         torch.random.set_rng_state(self._random_state)
         lines = []
-        for problem in self.problems:
-            case, _, message = problem.partition(": ")
-            cases = self._cases_by_message.get(message, [])
+        for problem, (case, message) in zip(self.problems, self._entries, strict=True):
+            cases = self._cases_by_message.get(message, []) if case else []
             if len(cases) < 2:
                 lines.append(problem)
             elif case == cases[0]:
@@ -165,7 +190,10 @@ def _weights_problem(weights: Any, masked: Tensor) -> str | None:
     if not torch.isfinite(weights[empty]).all():
         return "a fully masked row gives NaN, not zeros (mask with a large negative number)"
     if not torch.isfinite(weights).all():
-        return "NaN or inf in the weights; subtract each row's maximum before exp (or use torch.softmax)"
+        return (
+            "NaN or inf in the weights: with torch.softmax, check its dim (over the keys, dim=-1) "
+            "and what the mask fills; with exp written out, subtract each row's maximum first"
+        )
     peak = weights[masked].abs().max().item() if masked.any() else 0.0
     free = ~masked & ~empty.unsqueeze(-1)
     if peak > 1e-6 and free.any() and weights[free].abs().max() < 1e-6:

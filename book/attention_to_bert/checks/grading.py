@@ -1,8 +1,14 @@
 """Graded runs of the checkers (the nbgrader course of ``scripts/make_course.py``).
 
-``package_answer_blocked("causal_mask", globals())`` blocks the book's own implementation of the very
-function an exercise asks for, so a student cannot pass by calling it; ``fresh_inputs(seed_offset)``
-makes a checker draw new random cases (the hidden tests students never saw).
+``SOLVED_BY`` maps each exercise's checker to every package object that solves the exercise (by what
+it does, not by its name); ``package_answer_blocked("causal_mask", globals())`` makes each of them
+raise when graded work calls it, so a student cannot pass by calling the book's own answer.
+``fresh_inputs(seed)`` makes a checker draw new random cases, shapes as well as values (the hidden
+tests, with a secret seed that ``make_course.py`` draws for each assignment); ``hidden_test`` runs
+one.
+
+To grade a new exercise, add one line to ``SOLVED_BY``: its checker's name and the package objects
+(``"module.name"``, functions or classes) that would solve it; ``()`` if none does.
 """
 
 from __future__ import annotations
@@ -16,27 +22,80 @@ from typing import Any
 
 import torch
 
+from attention_to_bert.checks import checker as _checker
+
 PACKAGE = "attention_to_bert"
+
+# checker name -> the package objects that solve its exercise ("module.name", under PACKAGE)
+SOLVED_BY: dict[str, tuple[str, ...]] = {
+    "masked_softmax": ("masks.masked_softmax",),
+    "scaled_dot_score": ("attention.scaled_dot_score",),
+    # masked_softmax, the lesson of chapter 1, is a building block the solutions use: not blocked
+    "cosine_attention": ("attention.attention",),
+    "top_k_attention": ("attention.attention",),
+    "han_attention": ("han.ContextAttention", "attention.attention"),
+    "beam_search": (),  # the package decodes greedily only
+    "self_attention": ("attention.attention", "multihead.MultiHeadAttention"),
+    "masked_self_attention": ("attention.attention", "multihead.MultiHeadAttention"),
+    "rope": (),  # the package has no rotary encoding
+    "positional_encoding": ("positional.PositionalEncoding",),
+    "split_heads": ("multihead.split_heads",),
+    "causal_mask": ("masks.causal_mask",),
+    "multi_head_attention": ("multihead.MultiHeadAttention", "attention.attention"),
+    "grouped_query_attention": ("attention.attention",),  # with the kv heads repeated
+    "kv_cache_bytes": (),
+    "cached_decoding": (),  # the checker hands over the layers; the cache is the exercise
+    "cross_attention": ("attention.attention", "multihead.MultiHeadAttention"),
+    "beam_step": (),  # the package has no beam search
+    "mlm_mask": ("pretraining.mask_tokens",),
+    "masked_scores": (),  # the package's BERT head scores every position
+}
 
 
 class PackageAnswerBlocked(RuntimeError):
     """Raised when graded work calls the package's own answer to the exercise being graded."""
 
 
-def _from_package(frame_globals: dict) -> bool:
-    module = frame_globals.get("__name__", "")
-    return module == PACKAGE or module.startswith(PACKAGE + ".")
+def solving_objects(name: str) -> list[tuple[str, Any]]:
+    """The package objects that solve the exercise checked by ``checks.name``, as (path, object)."""
+    if name not in SOLVED_BY:
+        raise ValueError(
+            f"name: no entry for checker {name!r} in grading.SOLVED_BY; add one line naming the "
+            f"package objects that solve it (known: {', '.join(sorted(SOLVED_BY))})"
+        )
+    found = []
+    for path in SOLVED_BY[name]:
+        module, _, attribute = path.rpartition(".")
+        found.append((path, getattr(importlib.import_module(f"{PACKAGE}.{module}"), attribute)))
+    return found
 
 
-def _blocked(real: Callable[..., Any], name: str) -> Callable[..., Any]:
+_SKIPPED = ("torch", "functools", __name__)  # frames between the caller and the guard
+
+
+def _allowed(frame: Any) -> bool:
+    """Whether the call comes from package code that is not a checker (skipping torch's module
+    call and functools): package code may use its own parts; student code and checkers may not."""
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if not any(module == skip or module.startswith(skip + ".") for skip in _SKIPPED):
+            break
+        frame = frame.f_back
+    module = "" if frame is None else frame.f_globals.get("__name__", "")
+    in_package = module == PACKAGE or module.startswith(PACKAGE + ".")
+    return in_package and not module.startswith(PACKAGE + ".checks")
+
+
+def _blocked(real: Callable[..., Any], path: str, exercise: str) -> Callable[..., Any]:
     def guard(*args: Any, **kwargs: Any) -> Any:
-        if _from_package(sys._getframe(1).f_globals):  # a checker's reference, or package code
+        if _allowed(sys._getframe(1)):
             return real(*args, **kwargs)
         raise PackageAnswerBlocked(
-            f"this exercise asks you to write `{name}` yourself; graded work may not call the "
-            f"book's own `{real.__module__}.{name}`"
+            f"graded work may not call the book's own `{PACKAGE}.{path}`: it solves the exercise "
+            f"checked by `{exercise}`, which asks you to write it yourself"
         )
 
+    guard.__wrapped__ = real  # type: ignore[attr-defined]
     return guard
 
 
@@ -46,48 +105,91 @@ def _package_modules() -> list[Any]:
     return [importlib.import_module(name) for name in names if ".checks" not in name]
 
 
+def _patches(
+    name: str, namespace: MutableMapping[str, Any]
+) -> list[tuple[Any, str, Any, bool, str]]:
+    """What to guard: (owner, attribute, real object, owner is a dict, path in SOLVED_BY)."""
+    patches = []
+    owners = [vars(module) for module in _package_modules()] + [namespace]
+    for path, real in solving_objects(name):
+        if isinstance(real, type):  # a class: guard building it and calling it
+            for method in ("__init__", "forward"):
+                if method in vars(real):
+                    patches.append((real, method, vars(real)[method], False, path))
+            continue
+        for owner in owners:
+            for key, value in list(owner.items()):
+                if value is real:
+                    patches.append((owner, key, real, True, path))
+    return patches
+
+
 @contextlib.contextmanager
 def package_answer_blocked(name: str, namespace: MutableMapping[str, Any]) -> Iterator[None]:
-    """Within the block, the package's functions called ``name`` raise when student code calls them,
-    also through names the notebook imported (``namespace``, the notebook's ``globals()``)."""
+    """Within the block, every package object that ``SOLVED_BY[name]`` lists raises when student
+    code (or a checker, given it as the answer) calls it: functions wherever the package or the
+    notebook (``namespace``, its ``globals()``) holds them, classes when built or called."""
     if not isinstance(name, str) or not name.isidentifier():
-        raise ValueError(f"name must be a function name such as 'causal_mask'; got {name!r}")
+        raise ValueError(f"name must be a checker name such as 'causal_mask'; got {name!r}")
     if not isinstance(namespace, MutableMapping):
         raise TypeError(
             f"namespace must be a dict such as globals(); got {type(namespace).__name__}"
         )
-    patches = []  # (owner, attribute, real) to restore
-    for module in _package_modules():
-        real = vars(module).get(name)
-        if callable(real):
-            patches.append((vars(module), name, real))
-    reals = {id(real) for _, _, real in patches}
-    for key, value in list(namespace.items()):
-        if id(value) in reals:
-            patches.append((namespace, key, value))
+    patches = _patches(name, namespace)
     try:
-        for owner, attribute, real in patches:
-            owner[attribute] = _blocked(real, name)
+        for owner, attribute, real, is_dict, path in patches:
+            guard = _blocked(real, path, name)
+            if is_dict:
+                owner[attribute] = guard
+            else:
+                setattr(owner, attribute, guard)
         yield
     finally:
-        for owner, attribute, real in patches:
-            owner[attribute] = real
+        for owner, attribute, real, is_dict, _ in reversed(patches):
+            if is_dict:
+                owner[attribute] = real
+            else:
+                setattr(owner, attribute, real)
 
 
 @contextlib.contextmanager
-def fresh_inputs(seed_offset: int) -> Iterator[None]:
-    """Within the block, every ``torch.Generator().manual_seed(s)`` seeds ``s + seed_offset``: a
-    checker then draws other random cases than the ones students could see."""
-    if isinstance(seed_offset, bool) or not isinstance(seed_offset, int) or seed_offset <= 0:
-        raise ValueError(f"seed_offset must be a positive int; got {seed_offset!r}")
+def fresh_inputs(seed: int) -> Iterator[None]:
+    """Within the block, every ``torch.Generator().manual_seed(s)`` seeds ``s + seed`` and the
+    checkers vary their shapes (``checker.vary``): a checker draws other cases, of other sizes,
+    than the ones students could see."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed <= 0:
+        raise ValueError(f"seed must be a positive int; got {seed!r}")
     original = torch.Generator
 
     class ShiftedGenerator(original):  # type: ignore[misc, valid-type]
-        def manual_seed(self, seed: int) -> torch.Generator:
-            return super().manual_seed(seed + seed_offset)
+        def manual_seed(self, value: int) -> torch.Generator:
+            return super().manual_seed(value + seed)
 
     torch.Generator = ShiftedGenerator
+    previous = _checker.set_hidden_seed(seed)
     try:
         yield
     finally:
         torch.Generator = original
+        _checker.set_hidden_seed(previous)
+
+
+def graded_test(name: str, answer: Any, namespace: MutableMapping[str, Any]) -> None:
+    """The visible graded test: ``checks.name(answer)`` with the package's answers blocked; raises
+    AssertionError if it fails (the checker has printed why)."""
+    from attention_to_bert import checks
+
+    with package_answer_blocked(name, namespace):
+        passed = getattr(checks, name)(answer)
+    if not passed:
+        raise AssertionError(f"{name}: see the checker's message above")
+
+
+def hidden_test(name: str, answer: Any, namespace: MutableMapping[str, Any], seed: int) -> None:
+    """The hidden test: the same checker on cases drawn with the secret ``seed``."""
+    from attention_to_bert import checks
+
+    with package_answer_blocked(name, namespace), fresh_inputs(seed):
+        passed = getattr(checks, name)(answer)
+    if not passed:
+        raise AssertionError(f"{name}: fails on new inputs (hidden test)")

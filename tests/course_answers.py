@@ -1,0 +1,151 @@
+"""Answers that the course test (tests/test_course.py) submits for each graded exercise, by checker:
+a typical wrong one, and one built from the package's own answer (where ``grading.SOLVED_BY`` names
+one). ``{f}`` stands for the name the chapter gives the student's function; each source is a whole
+answer cell, the checker call included. A new exercise adds one line to each dict."""
+
+CALL = "\n\n_ = checks.{checker}({f})"
+
+WRONG = {
+    "cosine_attention": """def {f}(query, key, value, strength, mask):
+    q = torch.nn.functional.normalize(query, dim=-1)
+    k = torch.nn.functional.normalize(key, dim=-1)
+    weights = torch.softmax(strength[..., None] * (q @ k.mT), dim=-1)  # mask ignored
+    return weights @ value, weights""",
+    "top_k_attention": """def {f}(query, key, value, k, mask):  # k ignored
+    scores = (query @ key.mT / query.shape[-1] ** 0.5).masked_fill(mask, -1e9)
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ value, weights""",
+    "han_attention": """def {f}(values, padding_mask, weight, bias, context):  # no tanh
+    scores = (values @ weight.T + bias) @ context
+    weights = torch.softmax(scores.masked_fill(padding_mask, -1e9), dim=-1)
+    return (weights.unsqueeze(-1) * values).sum(dim=1), weights""",
+    "beam_search": """def {f}(next_log_probs, bos_id, eos_id, beam_size, max_length):  # greedy
+    tokens, total = [], 0.0
+    for _ in range(max_length):
+        log_p = next_log_probs([bos_id, *tokens])
+        tokens.append(int(log_p.argmax()))
+        total += float(log_p.max())
+        if tokens[-1] == eos_id:
+            break
+    return tokens, total""",
+    "self_attention": """def {f}(x, w_q, w_k, w_v):  # not scaled
+    weights = torch.softmax((x @ w_q) @ (x @ w_k).mT, dim=-1)
+    return weights @ (x @ w_v), weights""",
+    "positional_encoding": """def {f}(max_len, d_model):  # sin and cos swapped
+    position = torch.arange(max_len, dtype=torch.float32)[:, None]
+    frequency = 1 / 10000 ** (torch.arange(0, d_model, 2) / d_model)
+    table = torch.zeros(max_len, d_model)
+    table[:, 0::2] = torch.cos(position * frequency)
+    table[:, 1::2] = torch.sin(position * frequency)
+    return table""",
+    "split_heads": """def {f}(x, num_heads):  # a direct reshape mixes positions
+    batch, seq, d_model = x.shape
+    return x.reshape(batch, num_heads, seq, d_model // num_heads)""",
+    "causal_mask": """def {f}(size):  # the past, not the future
+    return torch.ones(size, size, dtype=torch.bool).tril(-1)""",
+    "multi_head_attention": """def {f}(
+    query, key, value, params, num_heads, key_padding_mask, attn_mask
+):  # the masks are ignored
+    batch, m, d_model = query.shape
+    d_k = d_model // num_heads
+
+    def project(x, name):
+        y = x @ params[f"W_{{name}}"] + params[f"b_{{name}}"]
+        return y.view(batch, x.shape[1], num_heads, d_k).transpose(1, 2)
+
+    q, k, v = project(query, "q"), project(key, "k"), project(value, "v")
+    weights = torch.softmax(q @ k.transpose(-2, -1) / d_k**0.5, dim=-1)
+    heads = (weights @ v).transpose(1, 2).reshape(batch, m, d_model)
+    return heads @ params["W_o"] + params["b_o"], weights""",
+    "cross_attention": """def {f}(a, memory, memory_key_padding_mask, w_q, w_k, w_v):
+    q, k, v = a @ w_q, memory @ w_k, memory @ w_v
+    scores = q @ k.transpose(1, 2) / k.shape[-1] ** 0.5
+    blocked = memory_key_padding_mask[:, None, :]
+    weights = scores.masked_fill(blocked, float("-inf")).softmax(dim=1)  # wrong axis
+    return weights @ v, weights""",
+    "beam_step": """def {f}(scores, log_probs, beam_size):  # the prefix's score is not added
+    vocab = log_probs.shape[-1]
+    top, index = log_probs.flatten().topk(beam_size)
+    return top, index // vocab, index % vocab""",
+    "mlm_mask": """def {f}(input_ids, special_mask, mask_id, vocab_size):  # labels everywhere
+    chosen = (torch.rand(input_ids.shape) < 0.15) & ~special_mask
+    return input_ids.masked_fill(chosen, mask_id), input_ids.clone()""",
+    "masked_scores": """def {f}(hidden, labels, table, bias):  # every position scored
+    return hidden @ table.T + bias, labels""",
+}
+
+PACKAGE = {
+    "cosine_attention": """from attention_to_bert.attention import attention as book_attention
+
+
+def {f}(query, key, value, strength, mask):
+    def cosine(q, k):
+        q = torch.nn.functional.normalize(q, dim=-1)
+        k = torch.nn.functional.normalize(k, dim=-1)
+        return strength[..., None] * (q @ k.mT)
+
+    return book_attention(query, key, value, mask, score=cosine)""",
+    "top_k_attention": """from attention_to_bert import attention as book
+
+
+def {f}(query, key, value, k, mask):
+    scores = query @ key.mT / query.shape[-1] ** 0.5
+    free = scores.masked_fill(mask, float("-inf"))
+    kth = free.topk(min(k, free.shape[-1]), dim=-1).values[..., -1:]
+    return book.attention(query, key, value, mask | (free < kth))""",
+    "han_attention": """from attention_to_bert.han import ContextAttention
+
+
+def {f}(values, padding_mask, weight, bias, context):
+    layer = ContextAttention(weight.shape[1], weight.shape[0])
+    with torch.no_grad():
+        layer.key_projection.weight.copy_(weight)
+        layer.key_projection.bias.copy_(bias)
+        layer.context.copy_(context)
+    return layer(values, padding_mask)""",
+    "self_attention": """from attention_to_bert.attention import attention as book_attention
+
+
+def {f}(x, w_q, w_k, w_v):
+    return book_attention(x @ w_q, x @ w_k, x @ w_v)""",
+    "positional_encoding": """from attention_to_bert.positional import PositionalEncoding
+
+
+def {f}(max_len, d_model):
+    return PositionalEncoding(d_model, max_len).pe""",
+    "split_heads": """from attention_to_bert import multihead
+
+
+def {f}(x, num_heads):
+    return multihead.split_heads(x, num_heads)""",
+    "causal_mask": """from attention_to_bert.multihead import causal_mask as book_mask
+
+
+def {f}(size):
+    return book_mask(size)""",
+    "multi_head_attention": """from attention_to_bert.multihead import MultiHeadAttention
+
+
+def {f}(query, key, value, params, num_heads, key_padding_mask, attn_mask):
+    layer = MultiHeadAttention(query.shape[-1], num_heads)
+    return layer(query, key, value, key_padding_mask, attn_mask)""",
+    "cross_attention": """from attention_to_bert.attention import attention as book_attention
+
+
+def {f}(a, memory, memory_key_padding_mask, w_q, w_k, w_v):
+    mask = memory_key_padding_mask[:, None, :]
+    return book_attention(a @ w_q, memory @ w_k, memory @ w_v, mask)""",
+    "mlm_mask": """from attention_to_bert.pretraining import mask_tokens
+
+
+def {f}(input_ids, special_mask, mask_id, vocab_size):
+    generator = torch.default_generator
+    return mask_tokens(input_ids, special_mask, mask_id, vocab_size, generator)""",
+}
+
+
+def answer(kind: dict, checker: str, name: str) -> str | None:
+    """The whole answer cell of ``kind`` (WRONG or PACKAGE) for ``checks.checker``, or None."""
+    if checker not in kind:
+        return None
+    return kind[checker].format(f=name) + CALL.format(checker=checker, f=name)
