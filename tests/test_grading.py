@@ -259,9 +259,15 @@ def test_the_books_solutions_pass_graded_and_hidden_with_the_package_blocked(
 ):
     import math
 
-    from attention_to_bert.masks import masked_softmax
+    from torch import nn
+    from torch.nn import functional
 
+    from attention_to_bert.masks import masked_softmax
+    from attention_to_bert.multihead import merge_heads, split_heads
+
+    # what the chapters' setup cells import, which the solutions use
     namespace = {"torch": torch, "math": math, "checks": checks, "masked_softmax": masked_softmax}
+    namespace |= {"nn": nn, "F": functional, "split_heads": split_heads, "merge_heads": merge_heads}
     exec(source.replace(call, ""), namespace)
     with package_answer_blocked(name, namespace):
         assert getattr(checks, name)(namespace[answer]) is True

@@ -37,7 +37,7 @@ def reversal_pairs(count: int, length: int, generator: torch.Generator) -> list[
     """``count`` random strings of ``length`` letters (``a``-``h``) and their reversals."""
     check_int("count", count)
     check_int("length", length)
-    if not isinstance(generator, torch.Generator):
+    if not isinstance(generator, torch._C.Generator):
         raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
     ids = torch.randint(0, len(LETTERS), (count, length), generator=generator).tolist()
     strings = ["".join(LETTERS[i] for i in row) for row in ids]

@@ -159,7 +159,7 @@ def mask_tokens(
     check_token_ids("input_ids", input_ids, vocab_size)
     check_mask("special", special, tuple(input_ids.shape), "True = never chosen")
     check_int("mask_id", mask_id, 0, vocab_size - 1)
-    check_instance("generator", generator, torch.Generator)
+    check_instance("generator", generator, torch._C.Generator, "a torch.Generator")
     check_fraction("probability", probability, one=True)
     shape, device = input_ids.shape, input_ids.device
     chosen = (torch.rand(shape, generator=generator, device=device) < probability) & ~special
