@@ -72,6 +72,52 @@ WRONG = {
     return input_ids.masked_fill(chosen, mask_id), input_ids.clone()""",
     "masked_scores": """def {f}(hidden, labels, table, bias):  # every position scored
     return hidden @ table.T + bias, labels""",
+    "grouped_query_attention": """def {f}(q, k, v, attn_mask=None):  # not scaled by sqrt(head_dim)
+    batch, heads, m, head_dim = q.shape
+    groups = k.shape[1]
+    q = q.reshape(batch, groups, heads // groups, m, head_dim)
+    k, v = k[:, :, None], v[:, :, None]
+    scores = q @ k.transpose(-2, -1)
+    if attn_mask is not None:
+        scores = scores.masked_fill(attn_mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return (weights @ v).flatten(1, 2), weights.flatten(1, 2)""",
+    "cached_decoding": """def {f}(layers, x):  # no residual: each layer's output replaces h
+    caches = [([], []) for _ in layers]
+    outputs = []
+    for t in range(x.shape[1]):
+        h = x[:, t : t + 1]
+        for layer, (keys, values) in zip(layers, caches, strict=True):
+            heads = layer.num_heads
+            keys.append(split_heads(layer.k_proj(h), heads))
+            values.append(split_heads(layer.v_proj(h), heads))
+            q = split_heads(layer.q_proj(h), heads)
+            k, v = torch.cat(keys, dim=2), torch.cat(values, dim=2)
+            scores = q @ k.transpose(-2, -1) / layer.head_dim**0.5
+            h = layer.out_proj(merge_heads(torch.softmax(scores, dim=-1) @ v))
+        outputs.append(h)
+    return torch.cat(outputs, dim=1)""",
+    "masked_self_attention": """class {f}(nn.Module):  # the padding is not masked
+    def __init__(self, d_model, d_k, dropout=0.0):
+        super().__init__()
+        self.w_q = nn.Linear(d_model, d_k, bias=False)
+        self.w_k = nn.Linear(d_model, d_k, bias=False)
+        self.w_v = nn.Linear(d_model, d_k, bias=False)
+        self.dropout = dropout
+
+    def forward(self, x, lengths):
+        query, key, value = self.w_q(x), self.w_k(x), self.w_v(x)
+        weights = torch.softmax(query @ key.mT / math.sqrt(query.shape[-1]), dim=-1)
+        weights = F.dropout(weights, self.dropout, training=self.training)
+        return weights @ value, weights""",
+    "rope": """def {f}(x, positions):  # every pair turned by the same angle
+    d = x.shape[-1]
+    angle = positions[:, None] * torch.ones(d // 2)
+    even, odd = x[..., 0::2], x[..., 1::2]
+    turned = torch.empty_like(x)
+    turned[..., 0::2] = even * angle.cos() - odd * angle.sin()
+    turned[..., 1::2] = even * angle.sin() + odd * angle.cos()
+    return turned""",
 }
 
 PACKAGE = {
@@ -141,6 +187,27 @@ def {f}(a, memory, memory_key_padding_mask, w_q, w_k, w_v):
 def {f}(input_ids, special_mask, mask_id, vocab_size):
     generator = torch.default_generator
     return mask_tokens(input_ids, special_mask, mask_id, vocab_size, generator)""",
+    "grouped_query_attention": """from attention_to_bert.attention import attention as book_attention
+
+
+def {f}(q, k, v, attn_mask=None):
+    repeat = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(repeat, dim=1), v.repeat_interleave(repeat, dim=1)
+    return book_attention(q, k, v, mask=attn_mask)""",
+    "masked_self_attention": """from attention_to_bert.attention import attention as book_attention
+
+
+class {f}(nn.Module):
+    def __init__(self, d_model, d_k, dropout=0.0):
+        super().__init__()
+        self.w_q = nn.Linear(d_model, d_k, bias=False)
+        self.w_k = nn.Linear(d_model, d_k, bias=False)
+        self.w_v = nn.Linear(d_model, d_k, bias=False)
+        self.dropout = dropout
+
+    def forward(self, x, lengths):
+        padded = (torch.arange(x.shape[1]) >= lengths[:, None])[:, None, :]
+        return book_attention(self.w_q(x), self.w_k(x), self.w_v(x), mask=padded)""",
 }
 
 
