@@ -97,7 +97,13 @@ WRONG = {
             h = layer.out_proj(merge_heads(torch.softmax(scores, dim=-1) @ v))
         outputs.append(h)
     return torch.cat(outputs, dim=1)""",
-    "masked_self_attention": """class {f}(nn.Module):  # the padding is not masked
+    "masked_self_attention": """import math
+
+import torch.nn.functional as F
+from torch import nn
+
+
+class {f}(nn.Module):  # the padding is not masked
     def __init__(self, d_model, d_k, dropout=0.0):
         super().__init__()
         self.w_q = nn.Linear(d_model, d_k, bias=False)
@@ -194,7 +200,9 @@ def {f}(q, k, v, attn_mask=None):
     repeat = q.shape[1] // k.shape[1]
     k, v = k.repeat_interleave(repeat, dim=1), v.repeat_interleave(repeat, dim=1)
     return book_attention(q, k, v, mask=attn_mask)""",
-    "masked_self_attention": """from attention_to_bert.attention import attention as book_attention
+    "masked_self_attention": """from torch import nn
+
+from attention_to_bert.attention import attention as book_attention
 
 
 class {f}(nn.Module):
@@ -207,7 +215,10 @@ class {f}(nn.Module):
 
     def forward(self, x, lengths):
         padded = (torch.arange(x.shape[1]) >= lengths[:, None])[:, None, :]
-        return book_attention(self.w_q(x), self.w_k(x), self.w_v(x), mask=padded)""",
+        value = self.w_v(x)
+        _, weights = book_attention(self.w_q(x), self.w_k(x), value, mask=padded)
+        weights = nn.functional.dropout(weights, self.dropout, training=self.training)
+        return weights @ value, weights""",
 }
 
 
