@@ -76,7 +76,9 @@ def run_in_lab(url: str, cells: int, timeout_s: float) -> None:
             arg=cells,
             timeout=120_000,
         )
-        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
+        page.wait_for_selector(
+            ".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000
+        )
         page.get_by_role("menuitem", name="Run", exact=True).click()
         page.get_by_text("Run All Cells", exact=True).click()
         time.sleep(5)
@@ -131,8 +133,10 @@ def main() -> int:
         for output in cell.outputs
         if output.output_type == "error"
     ]
-    print(f"{args.chapter}: {len(code)} code cells, {len(code) - len(not_run)} ran in JupyterLab "
-          f"({time.monotonic() - started:.0f} s with start-up), {len(errors)} errors")
+    print(
+        f"{args.chapter}: {len(code)} code cells, {len(code) - len(not_run)} ran in JupyterLab "
+        f"({time.monotonic() - started:.0f} s with start-up), {len(errors)} errors"
+    )
     for error in errors:
         print("  error:", error)
     if not_run:
