@@ -214,7 +214,8 @@ class {f}(nn.Module):
         self.dropout = dropout
 
     def forward(self, x, lengths):
-        padded = (torch.arange(x.shape[1]) >= lengths[:, None])[:, None, :]
+        positions = torch.arange(x.shape[1], device=x.device)
+        padded = (positions >= lengths[:, None])[:, None, :]
         value = self.w_v(x)
         _, weights = book_attention(self.w_q(x), self.w_k(x), value, mask=padded)
         weights = nn.functional.dropout(weights, self.dropout, training=self.training)

@@ -94,7 +94,7 @@ def _masked_reference(
     with torch.no_grad():
         query, key, value = (getattr(module, name)(x).double() for name in ("w_q", "w_k", "w_v"))
     scores = query @ key.mT / query.shape[-1] ** 0.5
-    padded = torch.arange(x.shape[1])[None, :] >= lengths[:, None]  # (batch, n)
+    padded = torch.arange(x.shape[1], device=x.device)[None, :] >= lengths[:, None]  # (batch, n)
     weights = torch.softmax(scores.masked_fill(padded[:, None, :], float("-inf")), dim=-1)
     return scores, padded, weights, value
 
