@@ -244,6 +244,21 @@ bad("Seq2SeqTransformer batch mismatch", "tgt_in_ids")(
 )
 bad("Seq2SeqTransformer pad_id outside", "pad_id")(lambda: TR.Seq2SeqTransformer(3, 10, pad_id=5))
 bad("Seq2SeqTransformer d_model 0", "d_model")(lambda: TR.Seq2SeqTransformer(10, 10, d_model=0))
+bad("beam_step scores of another length", "scores")(
+    lambda: TR.beam_step(torch.zeros(2), torch.zeros(3, 5), 2)
+)
+bad("beam_step 1-D log_probs", "log_probs")(
+    lambda: TR.beam_step(torch.zeros(3), torch.zeros(15), 2)
+)
+bad("beam_step beam_size 0", "beam_size")(
+    lambda: TR.beam_step(torch.zeros(3), torch.zeros(3, 5), 0)
+)
+bad("beam_step int scores", "scores")(
+    lambda: TR.beam_step(torch.zeros(3, dtype=torch.long), torch.zeros(3, 5), 2)
+)
+valid("beam_step beam_size above beams x vocab: every candidate, best first")(
+    lambda: TR.beam_step(torch.zeros(1), torch.tensor([[-2.0, -0.1]]), 5)[2].tolist() == [1, 0]
+)
 
 # --- BERT ---------------------------------------------------------------------------------------------
 bad("BertModel bool attention_mask (True = padding)", "attention_mask")(

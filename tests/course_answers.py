@@ -187,6 +187,34 @@ def {f}(query, key, value, params, num_heads, key_padding_mask, attn_mask):
 def {f}(a, memory, memory_key_padding_mask, w_q, w_k, w_v):
     mask = memory_key_padding_mask[:, None, :]
     return book_attention(a @ w_q, memory @ w_k, memory @ w_v, mask)""",
+    "beam_step": """from attention_to_bert.translator import beam_step as book_beam_step
+
+
+def {f}(scores, log_probs, beam_size):
+    return book_beam_step(scores, log_probs, beam_size)""",
+    "beam_search": """from attention_to_bert.translator import beam_step
+
+
+def {f}(next_log_probs, bos_id, eos_id, beam_size, max_length):
+    beams, scores, finished = [[]], torch.zeros(1, dtype=torch.float64), []
+    for _ in range(max_length):
+        log_probs = torch.stack([next_log_probs([bos_id, *b]) for b in beams])
+        top, beam_ids, token_ids = beam_step(scores, log_probs.double(), beam_size)
+        kept, kept_scores = [], []
+        for score, b, t in zip(top.tolist(), beam_ids.tolist(), token_ids.tolist()):
+            if score == float("-inf"):
+                continue
+            if t == eos_id:
+                finished.append((score, [*beams[b], t]))
+            else:
+                kept.append([*beams[b], t])
+                kept_scores.append(score)
+        if not kept:
+            break
+        beams, scores = kept, torch.tensor(kept_scores, dtype=torch.float64)
+    unfinished = list(zip(scores.tolist(), beams))
+    score, tokens = max(finished or unfinished, key=lambda output: output[0])
+    return tokens, score""",
     "mlm_mask": """from attention_to_bert.pretraining import mask_tokens
 
 

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from attention_to_bert.translator import Seq2SeqTransformer, noam_schedule
+from attention_to_bert.translator import Seq2SeqTransformer, beam_step, noam_schedule
 
 PAD, BOS = 0, 2
 
@@ -153,3 +153,54 @@ def test_the_source_padding_mask_is_built_once_and_passed_by_keyword():
         model.decode(target, memory)
     with pytest.raises(TypeError, match="src_ids or memory_key_padding_mask"):
         model.decode(target, memory, source, memory_key_padding_mask=padding)
+
+
+def _chapter_6_step(scores, log_probs, beam_size):
+    """The four lines chapter 6's beam_search had before it called beam_step."""
+    candidates = (scores[:, None] + log_probs).flatten()
+    top_scores, top_indices = candidates.topk(min(beam_size, candidates.numel()))
+    vocab = log_probs.shape[-1]
+    return top_scores, top_indices // vocab, top_indices % vocab
+
+
+@pytest.mark.parametrize("beams, vocab, beam_size", [(1, 15, 4), (3, 6, 3), (2, 3, 9)])
+def test_beam_step_keeps_the_chapters_old_behaviour(beams, vocab, beam_size):
+    generator = torch.Generator().manual_seed(beams * vocab)
+    scores = -3 * torch.rand(beams, generator=generator)
+    log_probs = torch.randn(beams, vocab, generator=generator).log_softmax(dim=-1)
+    before = scores.clone(), log_probs.clone()
+    got = beam_step(scores, log_probs, beam_size)
+    for part, want in zip(got, _chapter_6_step(scores, log_probs, beam_size), strict=True):
+        assert torch.equal(part, want)
+    assert len(got[0]) == min(beam_size, beams * vocab)
+    assert torch.equal(scores, before[0]) and torch.equal(log_probs, before[1])
+
+
+def test_a_beam_of_one_is_greedy_decoding():
+    model = small_model()
+    source = torch.tensor([[5, 6, 7, 8, 9]])
+    memory, _ = model.encode(source)
+    prefix, score = torch.tensor([[BOS]]), torch.zeros(1)
+    greedy = torch.tensor([[BOS]])
+    with torch.no_grad():
+        for _ in range(6):
+            logits, _, _ = model.decode(prefix, memory, source)
+            score, beam_ids, token_ids = beam_step(score, logits[:, -1].log_softmax(-1), 1)
+            prefix = torch.cat([prefix[beam_ids], token_ids[:, None]], dim=1)
+            greedy_logits, _, _ = model.decode(greedy, memory, source)
+            greedy = torch.cat([greedy, greedy_logits[:, -1].argmax(-1, keepdim=True)], dim=1)
+    assert torch.equal(prefix, greedy)
+    assert torch.allclose(
+        score,
+        model(source, greedy[:, :-1])[0].log_softmax(-1).gather(-1, greedy[:, 1:, None]).sum(),
+        atol=1e-5,
+    )
+
+
+def test_beam_step_names_bad_arguments():
+    with pytest.raises(ValueError, match="scores must have shape"):
+        beam_step(torch.zeros(2), torch.zeros(3, 5), 2)
+    with pytest.raises(ValueError, match="beam_size"):
+        beam_step(torch.zeros(3), torch.zeros(3, 5), 0)
+    with pytest.raises(ValueError, match="log_probs must have shape"):
+        beam_step(torch.zeros(3), torch.zeros(15), 2)

@@ -1,5 +1,6 @@
 """A small Transformer translator (chapter 6): token ids in, next-token logits out, and the warm-up
-learning-rate schedule of Vaswani et al. (2017). Chapter 6 decodes with it (greedy and beam search)."""
+learning-rate schedule of Vaswani et al. (2017), and one step of beam search. Chapter 6 decodes with
+it (greedy and beam search)."""
 
 from __future__ import annotations
 
@@ -146,3 +147,23 @@ def noam_schedule(d_model: int, warmup_steps: int, factor: float = 1.0) -> Calla
         return factor * d_model**-0.5 * min(step**-0.5, step * warmup_steps**-1.5)
 
     return rate
+
+
+def beam_step(
+    scores: torch.Tensor, log_probs: torch.Tensor, beam_size: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """One step of beam search: the best ``beam_size`` extensions.
+
+    ``scores`` (beams,): the kept prefixes' total log-probabilities;
+    ``log_probs`` (beams, vocab): the next token's after each prefix.
+    Every prefix extended by every token scores the sum of the two.
+    Returns (scores, beam_ids, token_ids) of the best, best first:
+    ``min(beam_size, beams * vocab)`` entries each.
+    """
+    check_tensor("log_probs", log_probs, floating=True, dim=2)
+    beams, vocab = log_probs.shape
+    check_tensor("scores", scores, floating=True, shape=(beams,))
+    check_ints(beam_size=beam_size)
+    candidates = (scores[:, None] + log_probs).flatten()
+    top_scores, index = candidates.topk(min(beam_size, candidates.numel()))
+    return top_scores, index // vocab, index % vocab

@@ -9,7 +9,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from attention_to_bert.checks.checker import Checker, close, reference_softmax
+from attention_to_bert.checks.checker import Checker, close, reference_softmax, vary
 
 
 def _max_over_masked(actual: Any, scores: Tensor, mask: Tensor, expected: Tensor) -> bool:
@@ -108,48 +108,59 @@ def _unit(x: Tensor, dim: int = -1) -> Tensor:
     return x / x.norm(dim=dim, keepdim=True).clamp_min(1e-8)
 
 
+def _cycled(values: list[float], size: int) -> Tensor:
+    """The first ``size`` entries of ``values`` repeated: strengths for however many queries."""
+    return torch.tensor((values * size)[:size])
+
+
 def _cosine_cases() -> list[tuple[str, dict[str, Tensor]]]:
-    """The cases of the cosine look-up: (description, inputs), built in float32."""
+    """The cases of the cosine look-up: (description, inputs), built in float32; their sizes grow
+    in a hidden test (``vary``)."""
     generator = torch.Generator().manual_seed(3)
 
     def randn(*shape: int) -> Tensor:
         return torch.randn(*shape, generator=generator)
 
-    padded_key = randn(2, 5, 4)
+    n_q, n_k, d, d_v = vary(3, 5, 4, 2)
+    b_q, b_k, b_d, b_v = vary(3, 5, 4, 3)
+    (n,) = vary(4)
+    padded_key = randn(2, b_k, b_d)
     padded_key[0, 3:] = 0.0  # padding keys are often zero vectors
     padded_key[1, 1:] = 0.0
-    padding = torch.tensor([[0, 0, 0, 1, 1], [0, 1, 1, 1, 1]], dtype=torch.bool)[:, None, :]
-    square_mask = torch.zeros(4, 4, dtype=torch.bool)
+    padding = (torch.arange(b_k) >= torch.tensor([3, 1])[:, None])[:, None, :]
+    square_mask = torch.zeros(n, n, dtype=torch.bool)
     square_mask[2] = True  # query 2 may attend to nothing
     square_mask[0, 1] = True
     return [
         (
-            "3 queries, 5 keys, no mask",
+            f"{n_q} queries, {n_k} keys, no mask",
             {
-                "query": 3 * randn(3, 4),
-                "key": 2 * randn(5, 4),
-                "value": randn(5, 2),
-                "strength": torch.tensor([1.0, 5.0, 20.0]),
-                "mask": torch.zeros(3, 5, dtype=torch.bool),
+                "query": 3 * randn(n_q, d),
+                "key": 2 * randn(n_k, d),
+                "value": randn(n_k, d_v),
+                "strength": _cycled([1.0, 5.0, 20.0], n_q),
+                "mask": torch.zeros(n_q, n_k, dtype=torch.bool),
             },
         ),
         (
-            "a batch whose padding keys are zero vectors, mask of shape (2, 1, 5)",
+            f"a batch whose padding keys are zero vectors, mask of shape (2, 1, {b_k})",
             {
-                "query": randn(2, 3, 4),
+                "query": randn(2, b_q, b_d),
                 "key": padded_key,
-                "value": randn(2, 5, 3),
-                "strength": torch.tensor([[2.0, 8.0, 0.5], [4.0, 1.0, 10.0]]),
+                "value": randn(2, b_k, b_v),
+                "strength": torch.stack(
+                    [_cycled([2.0, 8.0, 0.5], b_q), _cycled([4.0, 1.0, 10.0], b_q)]
+                ),
                 "mask": padding,
             },
         ),
         (
-            "4 queries and 4 keys, one query fully masked",
+            f"{n} queries and {n} keys, one query fully masked",
             {
-                "query": randn(4, 4),
-                "key": randn(4, 4),
-                "value": randn(4, 4),
-                "strength": torch.tensor([3.0, 0.5, 6.0, 12.0]),
+                "query": randn(n, 4),
+                "key": randn(n, 4),
+                "value": randn(n, 4),
+                "strength": _cycled([3.0, 0.5, 6.0, 12.0], n),
                 "mask": square_mask,
             },
         ),
@@ -278,55 +289,60 @@ def _dropped(select: Tensor, k: int, mask: Tensor, strict: bool = True) -> Tenso
 
 
 def _top_k_cases() -> list[tuple[str, dict[str, Any]]]:
-    """The cases of top-k attention: (description, inputs), built in float32."""
+    """The cases of top-k attention: (description, inputs), built in float32; their sizes grow in a
+    hidden test (``vary``)."""
     generator = torch.Generator().manual_seed(4)
 
     def randn(*shape: int) -> Tensor:
         return torch.randn(*shape, generator=generator)
 
-    padding = torch.tensor([[0, 0, 0, 0, 0], [0, 0, 1, 1, 1]], dtype=torch.bool)[:, None, :]
-    square_mask = torch.zeros(4, 6, dtype=torch.bool)
+    n_q, n_k, d, d_v = vary(3, 6, 4, 3)
+    b_q, b_k, b_d, b_v = vary(3, 5, 8, 2)
+    s_q, s_k = vary(4, 6)
+    a_q, a_k, a_v = vary(2, 5, 3)
+    padding = (torch.arange(b_k) >= torch.tensor([b_k, 2])[:, None])[:, None, :]
+    square_mask = torch.zeros(s_q, s_k, dtype=torch.bool)
     square_mask[1] = True  # query 1 may attend to nothing
     square_mask[2, 0] = True
     return [
         (
-            "3 queries, 6 keys, k = 2, no mask",
+            f"{n_q} queries, {n_k} keys, k = 2, no mask",
             {
-                "query": 2 * randn(3, 4),
-                "key": randn(6, 4),
-                "value": randn(6, 3),
+                "query": 2 * randn(n_q, d),
+                "key": randn(n_k, d),
+                "value": randn(n_k, d_v),
                 "k": 2,
-                "mask": torch.zeros(3, 6, dtype=torch.bool),
+                "mask": torch.zeros(n_q, n_k, dtype=torch.bool),
             },
         ),
         (
             "a batch with padding, k = 3 (the second example has only 2 real keys)",
             {
-                "query": randn(2, 3, 8),
-                "key": randn(2, 5, 8),
-                "value": randn(2, 5, 2),
+                "query": randn(2, b_q, b_d),
+                "key": randn(2, b_k, b_d),
+                "value": randn(2, b_k, b_v),
                 "k": 3,
                 "mask": padding,
             },
         ),
         (
-            "4 queries, 6 keys, k = 1, one query fully masked",
+            f"{s_q} queries, {s_k} keys, k = 1, one query fully masked",
             {
-                "query": randn(4, 4),
-                "key": randn(6, 4),
-                "value": randn(6, 2),
+                "query": randn(s_q, 4),
+                "key": randn(s_k, 4),
+                "value": randn(s_k, 2),
                 "k": 1,
                 "mask": square_mask,
             },
         ),
         (
-            "k = n_k = 5: ordinary scaled dot-product attention",
+            f"k = n_k = {a_k}: ordinary scaled dot-product attention",
             {
-                "query": randn(2, 5),
-                "key": randn(5, 5),
-                "value": randn(5, 3),
-                "k": 5,
-                "mask": torch.zeros(2, 5, dtype=torch.bool),
+                "query": randn(a_q, 5),
+                "key": randn(a_k, 5),
+                "value": randn(a_k, a_v),
+                "k": a_k,
+                "mask": torch.zeros(a_q, a_k, dtype=torch.bool),
             },
         ),
     ]

@@ -8,7 +8,7 @@ from typing import Any
 import torch
 
 from attention_to_bert.checks.ch01 import EMPTY_ROW_NAN
-from attention_to_bert.checks.checker import Checker, reference_softmax
+from attention_to_bert.checks.checker import Checker, reference_softmax, vary
 
 
 def han_attention(candidate: Callable[..., Any]) -> bool:
@@ -19,18 +19,18 @@ def han_attention(candidate: Callable[..., Any]) -> bool:
     from torch modules runs as it is; an input changed in place is reported."""
     checker = Checker("han_attention")
     generator = torch.Generator().manual_seed(2)
-    cases = [
-        ("no padding", [5, 5, 5]),
-        ("sentences of different lengths", [5, 3, 1]),
-        ("a fully padded row (a padded sentence)", [4, 0, 2]),
+    cases = [  # (case, lengths, feature size, attention size): sizes grow in a hidden test
+        ("no padding", [*vary(5)] * 3, *vary(6, 4)),
+        ("sentences of different lengths", [*vary(5), 3, 1], *vary(6, 4)),
+        ("a fully padded row (a padded sentence)", [*vary(4), 0, 2], *vary(6, 4)),
     ]
-    for case, lengths in cases:
+    for case, lengths, features, size in cases:
         padding_mask = torch.arange(max(lengths)) >= torch.tensor(lengths)[:, None]
-        values = torch.randn(*padding_mask.shape, 6, generator=generator)
+        values = torch.randn(*padding_mask.shape, features, generator=generator)
         values = values.masked_fill(padding_mask.unsqueeze(-1), 0.0)
-        weight = torch.randn(4, 6, generator=generator)
-        bias = torch.randn(4, generator=generator)
-        context = 2 * torch.randn(4, generator=generator)  # a peaked softmax
+        weight = torch.randn(size, features, generator=generator)
+        bias = torch.randn(size, generator=generator)
+        context = 2 * torch.randn(size, generator=generator)  # a peaked softmax
         arguments = (values, padding_mask, weight, bias, context)
         pair = "(pooled, weights)"
         passed = [argument.clone() for argument in arguments]

@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 
-from attention_to_bert.checks.checker import Checker
+from attention_to_bert.checks.checker import Checker, vary
 
 # ---------------------------------------------------------------------------------------------------
 # Exercise 3.2: beam search
@@ -31,7 +31,9 @@ class _Tree:
         self.max_length: int | None = None  # set while a student's search runs
 
     def _log(self, probabilities: list[float]) -> torch.Tensor:
-        return torch.tensor(probabilities, dtype=torch.float64).log()
+        """The log of ``probabilities``, padded with zeros (ids never drawn) to ``vocab`` entries."""
+        padded = [*probabilities, *[0.0] * (self.vocab - len(probabilities))]
+        return torch.tensor(padded, dtype=torch.float64).log()
 
     def __call__(self, prefix: Any) -> torch.Tensor:
         if isinstance(prefix, torch.Tensor):
@@ -46,7 +48,7 @@ class _Tree:
                 f"{self.max_length}: stop after max_length steps (an output, <eos> included, has "
                 "at most max_length tokens)"
             )
-        if len(self.calls) > 2000:
+        if self.max_length is not None and len(self.calls) > 2000:  # a student's search
             raise RuntimeError(
                 "more than 2000 calls to next_log_probs: keep only beam_size prefixes a step"
             )
@@ -115,8 +117,9 @@ def _as_number(value: Any) -> float | None:
 
 
 def _beam_cases() -> list[tuple[str, _Tree, int, int]]:
-    """(case, toy model, beam_size, max_length)."""
-    vocab = 5  # <pad> <bos> <eos> a=3 b=4
+    """(case, toy model, beam_size, max_length); in a hidden test (``vary``) the vocabularies grow
+    (ids that are never drawn) and so do the random trees and their outputs."""
+    (vocab,) = vary(5)  # <pad> <bos> <eos> a=3 b=4, then ids of probability 0
     a, b = 3, 4
     # section 3.8's example: greedy picks a a a (0.6^3 = 0.216), the best output is b b b (0.4)
     greedy_trap = {(): [0, 0, 0, 0.6, 0.4]}
@@ -129,6 +132,10 @@ def _beam_cases() -> list[tuple[str, _Tree, int, int]]:
     early = {(): [0, 0, 0, 0.6, 0.4], (a,): [0, 0, 0.5, 0.3, 0.2], (b,): _one_hot(vocab, b)}
     # stopping at once is best: <eos> (0.5) against a a <eos> (0.45)
     short = {(): [0, 0, 0.5, 0.5, 0], (a,): [0, 0, 0.1, 0.9, 0]}
+    # one more symbol and one more step at most: the exhaustive search below must stay cheap
+    symbols, depth = vary(3, 5, spread=1)
+    wide_symbols, wide_depth = vary(4, 4, spread=1)
+    (long_depth,) = vary(5, spread=1)
     return [
         (
             "section 3.8's example (0.6, 0.6, 0.6 against 0.4, 1, 1), beam_size=2",
@@ -144,13 +151,24 @@ def _beam_cases() -> list[tuple[str, _Tree, int, int]]:
         ),
         ("a poor output finishes first, beam_size=2", _Tree(early, vocab, stop), 2, 6),
         ("<eos> at once is the best output, beam_size=2", _Tree(short, vocab, stop), 2, 6),
-        ("a random tree, 3 symbols, outputs of 5, beam_size=2", _random_tree(7, 5, 3), 2, 8),
-        ("a random tree, 4 symbols, outputs of 4, beam_size=3", _random_tree(2, 4, 4), 3, 8),
         (
-            "outputs of 5 symbols and <eos>, max_length=6 (just long enough), beam_size=2",
-            _random_tree(11, 5, 3),
+            f"a random tree, {symbols} symbols, outputs of {depth}, beam_size=2",
+            _random_tree(7, depth, symbols),
             2,
-            6,
+            depth + 3,
+        ),
+        (
+            f"a random tree, {wide_symbols} symbols, outputs of {wide_depth}, beam_size=3",
+            _random_tree(2, wide_depth, wide_symbols),
+            3,
+            wide_depth + 4,
+        ),
+        (
+            f"outputs of {long_depth} symbols and <eos>, max_length={long_depth + 1} (just long "
+            "enough), beam_size=2",
+            _random_tree(11, long_depth, 3),
+            2,
+            long_depth + 1,
         ),
         (
             "a model that never says <eos>, max_length=4: the best unfinished prefix, beam_size=2",

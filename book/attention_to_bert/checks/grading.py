@@ -34,7 +34,7 @@ SOLVED_BY: dict[str, tuple[str, ...]] = {
     "cosine_attention": ("attention.attention",),
     "top_k_attention": ("attention.attention",),
     "han_attention": ("han.ContextAttention", "attention.attention"),
-    "beam_search": (),  # the package decodes greedily only
+    "beam_search": ("translator.beam_step",),  # its ranking step
     "self_attention": ("attention.attention", "multihead.MultiHeadAttention"),
     "masked_self_attention": ("attention.attention", "multihead.MultiHeadAttention"),
     "rope": (),  # the package has no rotary encoding
@@ -46,7 +46,7 @@ SOLVED_BY: dict[str, tuple[str, ...]] = {
     "kv_cache_bytes": (),
     "cached_decoding": (),  # the checker hands over the layers; the cache is the exercise
     "cross_attention": ("attention.attention", "multihead.MultiHeadAttention"),
-    "beam_step": (),  # the package has no beam search
+    "beam_step": ("translator.beam_step",),
     "mlm_mask": ("pretraining.mask_tokens",),
     "masked_scores": (),  # the package's BERT head scores every position
 }
