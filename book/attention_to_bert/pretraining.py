@@ -1,12 +1,6 @@
 """Pre-training the book's own small BERT (chapter 8): a WordPiece vocabulary, the masked-LM head tied
 to the token table, the next-sentence head on the pooled [CLS], the pair sampler, and the loader of
-the checkpoint that ``scripts/pretrain_bert.py`` writes into ``pretrained/``. Asking the model
-(``fill_mask``, ``evaluate_mlm``) lives in ``attention_to_bert.mlm``.
-
-The corpus is real English: WordNet 3.0's glosses and example sentences
-(``attention_to_bert.data.wordnet``) and the UCI sentences of the training pool of
-``sentiment_split`` (never its test sentences).
-"""
+the checkpoints that ``scripts/pretrain_bert.py`` writes. Asking the model lives in ``mlm``."""
 
 from __future__ import annotations
 
@@ -39,9 +33,8 @@ try:
 except ImportError:  # Python 3.10
     from importlib.abc import Traversable
 
-# The shipped checkpoint is package data, read through importlib.resources (the same call works from a
-# checkout and from an installed wheel); PRETRAINED is where scripts/pretrain_bert.py writes it in a
-# source checkout.
+# The shipped checkpoint, read through importlib.resources (from a checkout or a wheel); PRETRAINED is
+# where scripts/pretrain_bert.py writes it in a checkout.
 SHIPPED = resources.files("attention_to_bert").joinpath("pretrained")
 PRETRAINED = Path(__file__).resolve().parent / "pretrained"
 DICTIONARY = Path(__file__).resolve().parent / "pretrained_dictionary"  # the first, WordNet only
@@ -62,8 +55,8 @@ def sentiment_split(num_test: int = 1000, seed: int = 0) -> tuple[list, list]:
 
 
 def corpus_documents() -> list[list[str]]:
-    """The pre-training corpus: each WordNet synset ``[definition, example, ...]`` is a document,
-    then each UCI pool sentence is a one-sentence document."""
+    """The first checkpoint's corpus: each WordNet synset ``[definition, example, ...]`` is a
+    document, then each UCI pool sentence (never a test one) is a one-sentence document."""
     from attention_to_bert.data.wordnet import load_glosses
 
     pool, _ = sentiment_split()
@@ -268,13 +261,6 @@ def pretraining_losses(
     mlm_correct = (mlm.argmax(-1) == targets).sum()
     nsp_correct = (nsp[has_pair].argmax(-1) == nsp_labels[has_pair]).sum()
     return mlm_loss, nsp_loss, mlm_correct, nsp_correct
-
-
-def cloze_sentences() -> list[tuple[str, str]]:
-    """The 48 everyday cloze sentences of chapter 8 (``data/cloze.tsv``, package data read through
-    importlib.resources): ``(sentence with one [MASK], answer)`` pairs, in the file's order."""
-    text = resources.files("attention_to_bert.data").joinpath("cloze.tsv").read_text("utf-8")
-    return [tuple(line.split("\t")) for line in text.splitlines() if line.strip()]
 
 
 def load_tokenizer(folder: Path | str | Traversable = SHIPPED) -> Any:
