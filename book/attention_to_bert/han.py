@@ -1,12 +1,8 @@
-"""Hierarchical Attention Network (Yang et al., NAACL 2016) for document classification.
+"""Hierarchical Attention Network (Yang et al., NAACL 2016) for document classification (chapter 2).
 
-A document is a ``(sentences, words)`` grid of word ids. A bidirectional GRU reads each sentence, and
-attention pools its word states into a sentence vector; a second one reads the sentence vectors, and
-attention pools them into the document vector, which a linear layer classifies. Both attention layers
-(``ContextAttention``) take the GRU states ``h_i`` as values, ``u_i = tanh(W h_i + b)`` as keys and a
-learned context vector ``u`` as the one query. Padded words and sentences get weight exactly 0, and
-the GRUs never read them (packed sequences), so padding changes nothing, wherever it is: an empty
-sentence in the middle of a document is skipped, and the GRU reads the sentence after it.
+A GRU reads each sentence and attention pools its words into a sentence vector; a second GRU and
+attention pool the sentences into the document vector, which a linear layer classifies. Padded words
+and sentences get weight exactly 0 and are never read (packed sequences), wherever they are.
 """
 
 from __future__ import annotations

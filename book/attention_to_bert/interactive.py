@@ -18,8 +18,14 @@ import torch
 from torch import Tensor
 
 from attention_to_bert.attention import attention, dot_score, scaled_dot_score
-from attention_to_bert.plotting import _figure_html, _query_picture, _scaling_picture, _show
-from attention_to_bert.validate import check_int, check_number, check_tensor
+from attention_to_bert.plotting import _query_figure_html, _scaling_figure_html, _show
+from attention_to_bert.validate import (
+    check_choice,
+    check_int,
+    check_number,
+    check_strings,
+    check_tensor,
+)
 
 SCORES = ("dot", "scaled_dot", "negative_distance")
 SCALING_SIZES = tuple(2**i for i in range(10))  # d_k = 1, 2, 4, ..., 512
@@ -34,8 +40,7 @@ def negative_distance_score(query: Tensor, key: Tensor) -> Tensor:
 
 def score_function(score: str, temperature: float = 1.0) -> Callable[[Tensor, Tensor], Tensor]:
     """The figure's score ``score`` (one of ``SCORES``) divided by ``temperature``, for ``attention``."""
-    if score not in SCORES:
-        raise ValueError(f"score must be one of {SCORES}, got {score!r}")
+    check_choice("score", score, SCORES)
     check_number("temperature", temperature, positive=True)
     base = {"dot": dot_score, "scaled_dot": scaled_dot_score}.get(score, negative_distance_score)
     return lambda query, key: base(query, key) / temperature
@@ -76,48 +81,25 @@ def query_figure_html(
             f"values must have the keys' shape {tuple(keys_tensor.shape)}, "
             f"got {tuple(values_tensor.shape)}"
         )
-    if (
-        not isinstance(labels, Sequence)
-        or isinstance(labels, str)
-        or len(labels) != len(keys_tensor)
-    ):
+    if not isinstance(labels, list | tuple) or len(labels) != len(keys_tensor):
         raise ValueError(f"labels must be a list of {len(keys_tensor)} strings, one per key")
-    if not all(isinstance(label, str) for label in labels):
-        raise TypeError("labels must be strings")
+    check_strings("labels", labels)
     query_tensor = _points("query", [query])
     lo, hi = _domain(domain)
     if not bool(((keys_tensor >= lo) & (keys_tensor <= hi)).all()):
         raise ValueError(f"every key must lie inside domain {domain}")
     weights = query_weights(keys_tensor, query_tensor, score, temperature)
-    config = {
-        "title": "Drag the query: the attention weights follow",
-        "keys": _rounded(keys_tensor),
-        "values": _rounded(values_tensor),
-        "labels": list(labels),
-        "query": _rounded(query_tensor)[0],
-        "score": score,
-        "temperature": float(temperature),
-        "domain": [lo, hi],
-    }
-    picture = _query_picture(keys_tensor, values_tensor, list(labels), query_tensor[0], weights)
-    return _figure_html("query", config, picture)
+    drawn = (keys_tensor, values_tensor, list(labels), query_tensor[0], weights)
+    return _query_figure_html(*drawn, score=score, temperature=float(temperature), domain=[lo, hi])
 
 
 def scaling_figure_html(num_keys: int = 10, seed: int = 1, start_size: int = 64) -> str:
     """The HTML of the "slide sqrt(d_k)" figure: one query, ``num_keys`` random keys (``seed``)."""
     check_int("num_keys", num_keys, minimum=2)
     check_int("seed", seed, minimum=0)
-    if start_size not in SCALING_SIZES:
-        raise ValueError(f"start_size must be one of {SCALING_SIZES}, got {start_size!r}")
-    config = {
-        "title": "Slide d_k: unscaled dot products saturate the softmax",
-        "sizes": list(SCALING_SIZES),
-        "num_keys": num_keys,
-        "seed": seed,
-        "start_index": SCALING_SIZES.index(start_size),
-    }
+    check_choice("start_size", start_size, SCALING_SIZES)
     statistics = [scaling_statistics(num_keys, seed, start_size, s) for s in (True, False)]
-    return _figure_html("scaling", config, _scaling_picture(statistics, start_size))
+    return _scaling_figure_html(SCALING_SIZES, seed, start_size, statistics)
 
 
 def show_query_figure(*args, **kwargs) -> None:
@@ -200,7 +182,3 @@ def _domain(domain) -> tuple[float, float]:
     if not lo < hi:
         raise ValueError(f"domain must have low < high, got {domain!r}")
     return lo, hi
-
-
-def _rounded(tensor: Tensor) -> list:
-    return [[round(float(x), 4) for x in row] for row in tensor.tolist()]

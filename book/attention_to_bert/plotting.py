@@ -209,6 +209,41 @@ def describe_figures_in_notebooks() -> None:
 # Figures a reader can move (``interactive`` computes what they show) ---------------------------
 
 
+def _query_figure_html(
+    keys: torch.Tensor,
+    values: torch.Tensor,
+    labels: list,
+    query: torch.Tensor,
+    weights: torch.Tensor,
+    **config,
+) -> str:
+    """``interactive.query_figure_html``'s figure: ``config`` holds the score, temperature, domain."""
+    config |= {"title": "Drag the query: the attention weights follow", "labels": labels}
+    config |= {
+        "keys": _rounded(keys),
+        "values": _rounded(values),
+        "query": _rounded(query[None])[0],
+    }
+    picture = _query_picture(keys, values, labels, query, weights)
+    return _figure_html("query", config, picture)
+
+
+def _scaling_figure_html(sizes: tuple, seed: int, start_size: int, statistics: list) -> str:
+    """``interactive.scaling_figure_html``'s figure: ``statistics`` with and without sqrt(d_k)."""
+    config = {
+        "title": "Slide d_k: unscaled dot products saturate the softmax",
+        "sizes": list(sizes),
+        "num_keys": len(statistics[0][0]),
+        "seed": seed,
+        "start_index": sizes.index(start_size),
+    }
+    return _figure_html("scaling", config, _scaling_picture(statistics, start_size))
+
+
+def _rounded(tensor: torch.Tensor) -> list:
+    return [[round(float(x), 4) for x in row] for row in tensor.tolist()]
+
+
 def _figure_html(kind: str, config: dict, picture: str) -> str:
     """A figure of ``interactive``: its ``config`` for ``figures.js``, the script and ``picture``."""
     payload = json.dumps(config, sort_keys=True)
