@@ -274,7 +274,7 @@ def test_fill_mask_returns_top_k_tokens_per_mask():
         ("", 5, ValueError, "empty string"),
         ("the cat sat on the mat .", 5, ValueError, r"must contain \[MASK\]"),
         (None, 5, TypeError, "text must be a str"),
-        ("the [MASK] .", 0, ValueError, "top_k must be between"),
+        ("the [MASK] .", 0, ValueError, r"top_k must be in \[1, "),
         ("the [MASK] .", 2.0, TypeError, "top_k must be an int"),
         ("the [MASK] " + "word " * 80, 5, ValueError, "tokens long"),
     ],

@@ -15,7 +15,7 @@ from torch import nn
 from attention_to_bert import seq2seq, set_seed
 from attention_to_bert.data import Vocabulary, encode_pairs
 from attention_to_bert.translator import Seq2SeqTransformer, noam_schedule
-from attention_to_bert.validate import check_int, check_number
+from attention_to_bert.validate import check_instance, check_int, check_number
 
 LETTERS = "abcdefgh"
 VOCAB = Vocabulary(LETTERS)
@@ -27,8 +27,7 @@ def reversal_pairs(count: int, length: int, generator: torch.Generator) -> list[
     """``count`` random strings of ``length`` letters (``a``-``h``) and their reversals."""
     check_int("count", count)
     check_int("length", length)
-    if not isinstance(generator, torch._C.Generator):
-        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+    check_instance("generator", generator, torch._C.Generator, "a torch.Generator")
     ids = torch.randint(0, len(LETTERS), (count, length), generator=generator).tolist()
     strings = ["".join(LETTERS[i] for i in row) for row in ids]
     return [(s, s[::-1]) for s in strings]
@@ -161,7 +160,5 @@ def train(
 
 
 def _check_model(model: object) -> None:
-    if not isinstance(model, seq2seq.Seq2Seq | Seq2SeqTransformer):
-        raise TypeError(
-            f"model must be make_model('rnn' or 'transformer', ...), got {type(model).__name__}"
-        )
+    what = "make_model('rnn' or 'transformer', ...)"
+    check_instance("model", model, (seq2seq.Seq2Seq, Seq2SeqTransformer), what)

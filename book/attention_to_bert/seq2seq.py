@@ -35,6 +35,7 @@ from attention_to_bert.data.dates import encode_pairs
 from attention_to_bert.data.vocabulary import BOS, EOS, Vocabulary
 from attention_to_bert.training import train
 from attention_to_bert.validate import (
+    check_choice,
     check_instance,
     check_int,
     check_ints,
@@ -112,8 +113,7 @@ class Decoder(nn.Module):
         super().__init__()
         check_ints(vocab_size=vocab_size, embedding_size=embedding_size)
         check_ints(hidden_size=hidden_size, encoder_size=encoder_size)
-        if score not in SCORES:
-            raise ValueError(f"score must be one of {SCORES}, got {score!r}")
+        check_choice("score", score, SCORES)
         if score == "dot" and hidden_size != encoder_size:
             raise ValueError(
                 f"the dot score needs hidden_size == encoder_size, got {hidden_size} and {encoder_size}"
@@ -284,17 +284,13 @@ class Seq2Seq(nn.Module):
         hidden_size: int = 64,
     ) -> None:
         super().__init__()
-        for name, vocab in (("source_vocab", source_vocab), ("target_vocab", target_vocab)):
-            if not isinstance(vocab, Vocabulary):
-                raise TypeError(f"{name} must be a Vocabulary, got {type(vocab).__name__}")
+        check_instance("source_vocab", source_vocab, Vocabulary)
+        check_instance("target_vocab", target_vocab, Vocabulary)
         if BOS not in target_vocab or EOS not in target_vocab:
             raise ValueError(f"target_vocab must contain {BOS} and {EOS}")
         self.source_vocab, self.target_vocab = source_vocab, target_vocab
-        self.bos_id, self.eos_id, self.pad_id = (
-            target_vocab.stoi[BOS],
-            target_vocab.stoi[EOS],
-            target_vocab.pad_id,
-        )
+        self.bos_id, self.eos_id = target_vocab.stoi[BOS], target_vocab.stoi[EOS]
+        self.pad_id = target_vocab.pad_id
         self.encoder = Encoder(
             len(source_vocab), embedding_size, hidden_size, pad_id=source_vocab.pad_id
         )
@@ -319,13 +315,11 @@ class Seq2Seq(nn.Module):
 def greedy_decode(
     model: Seq2Seq, source: Tensor, max_length: int = 20
 ) -> tuple[Tensor, Tensor | None]:
-    """Decode greedily: at each step feed back the most likely token, until every row has made ``<eos>``.
+    """Decode greedily, feeding back the most likely token, until every row has made ``<eos>``.
 
-    ``source`` ``(batch, source_len)`` holds token ids padded with ``<pad>`` on the right (as
-    ``data.encode_pairs`` makes them). Returns the token ids ``(batch, steps)`` (``<eos>`` included;
-    after it, ``<pad>``) and the attention weights ``(batch, steps, source_len)`` (``None`` without
-    attention), with ``steps <= max_length``.
-    """
+    ``source`` ``(batch, source_len)``: ids padded on the right (as ``data.encode_pairs`` makes them).
+    Returns the ids ``(batch, steps <= max_length)`` (``<eos>`` included, then ``<pad>``) and the
+    weights ``(batch, steps, source_len)`` (``None`` without attention)."""
     check_instance("model", model, Seq2Seq)
     check_token_ids("source", source, len(model.source_vocab))
     check_int("max_length", max_length)
@@ -401,12 +395,9 @@ def fit(
     log_every: int = 0,
     evaluate: Callable[[Seq2Seq], float] | None = None,
 ) -> tuple[list[float], float]:
-    """Train ``model`` with teacher forcing on (source, target) string pairs with Adam.
-
-    Each epoch visits the pairs in a new seeded order, in batches trimmed to their longest source.
-    Returns the loss of every step and the seconds it took; the model ends in eval mode (``train``).
-    ``evaluate(model)``, if given, is printed in every log line (as in ``train``).
-    """
+    """Train ``model`` with teacher forcing on (source, target) string pairs with Adam, each epoch
+    in a new seeded order, in batches trimmed to their longest source; ``training.train`` does the
+    steps (eval mode at the end; ``evaluate`` printed as it logs). Returns (losses, seconds)."""
     check_ints(epochs=epochs, batch_size=batch_size)
     check_int("seed", seed, minimum=0)
     check_number("lr", lr, positive=True)
