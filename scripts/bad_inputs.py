@@ -464,9 +464,6 @@ def _():
 
 
 # multi-head attention
-bad("MultiHeadAttention.combined_mask int key_padding_mask", "key_padding_mask")(
-    lambda: mha.combined_mask(2, 5, 5, key_padding_mask=torch.zeros(2, 5))
-)
 bad("MultiHeadAttention.from_torch(nn.Linear)", "m")(
     lambda: multihead.MultiHeadAttention.from_torch(nn.Linear(8, 8))
 )

@@ -35,11 +35,9 @@ def _check_padded(name: str, values: Tensor, padding_mask: Tensor) -> None:
 
 class BiGRUEncoder(nn.Module):
     """A bidirectional GRU over padded sequences: ``(batch, length, input_size) -> (batch, length, 2 * hidden_size)``.
-
     ``forward(inputs, padding_mask)`` (True = padding): the real elements are packed in their order,
     wherever the padding is, so the GRUs read only them; padded positions of the output are 0, and
-    a sequence of length 0 (all padding) gives zeros.
-    """
+    a sequence of length 0 (all padding) gives zeros."""
 
     def __init__(self, input_size: int, hidden_size: int) -> None:
         super().__init__()
@@ -114,13 +112,11 @@ class MeanPooling(nn.Module):
 
 class HierarchicalAttentionNetwork(nn.Module):
     """Word encoder -> word attention -> sentence encoder -> sentence attention -> classifier.
-
     ``forward(word_ids, word_padding_mask=None)`` takes ``word_ids`` ``(documents, sentences, words)``
     and returns a ``HANOutput``. ``word_padding_mask`` is True at padding; without it, positions equal
     to ``pad_id`` are padding. A sentence whose words are all padding is a padded sentence.
     ``pooling="mean"`` replaces both attention layers by the plain mean (the baseline); ``score``
-    picks the similarity of the attention layers.
-    """
+    picks the similarity of the attention layers."""
 
     def __init__(
         self,

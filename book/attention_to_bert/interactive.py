@@ -90,7 +90,7 @@ def query_figure_html(
         raise ValueError(f"every key must lie inside domain {domain}")
     weights = query_weights(keys_tensor, query_tensor, score, temperature)
     drawn = (keys_tensor, values_tensor, list(labels), query_tensor[0], weights)
-    return _query_figure_html(*drawn, score=score, temperature=float(temperature), domain=[lo, hi])
+    return _query_figure_html(drawn, score=score, temperature=float(temperature), domain=[lo, hi])
 
 
 def scaling_figure_html(num_keys: int = 10, seed: int = 1, start_size: int = 64) -> str:

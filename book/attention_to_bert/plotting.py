@@ -209,22 +209,17 @@ def describe_figures_in_notebooks() -> None:
 # Figures a reader can move (``interactive`` computes what they show) ---------------------------
 
 
-def _query_figure_html(
-    keys: torch.Tensor,
-    values: torch.Tensor,
-    labels: list,
-    query: torch.Tensor,
-    weights: torch.Tensor,
-    **config,
-) -> str:
-    """``interactive.query_figure_html``'s figure: ``config`` holds the score, temperature, domain."""
+def _query_figure_html(drawn: tuple, **config) -> str:
+    """``interactive.query_figure_html``'s figure: ``drawn`` is ``_query_picture``'s arguments,
+    ``config`` holds the score, temperature and domain."""
+    keys, values, labels, query, _ = drawn
     config |= {"title": "Drag the query: the attention weights follow", "labels": labels}
     config |= {
         "keys": _rounded(keys),
         "values": _rounded(values),
         "query": _rounded(query[None])[0],
     }
-    picture = _query_picture(keys, values, labels, query, weights)
+    picture = _query_picture(*drawn)
     return _figure_html("query", config, picture)
 
 

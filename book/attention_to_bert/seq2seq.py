@@ -67,11 +67,9 @@ def _check_source(source: object, lengths: object, vocab_size: int, pad_id: int)
 
 class Encoder(nn.Module):
     """Bidirectional GRU over the source tokens: outputs ``(batch, source_len, 2 * hidden_size)``.
-
     Padded positions are skipped (packed sequences), so the backward GRU starts at each source's last
     real token and the outputs at padded positions are zero. ``final`` ``(batch, 2 * hidden_size)``
-    concatenates the last forward state and the last backward state (the one at the first token).
-    """
+    concatenates the last forward state and the last backward state (the one at the first token)."""
 
     def __init__(
         self, vocab_size: int, embedding_size: int, hidden_size: int, pad_id: int = 0
@@ -96,11 +94,9 @@ class Encoder(nn.Module):
 
 class Decoder(nn.Module):
     """A GRU decoder that attends over the encoder outputs at every step (or, with ``score=None``, does not).
-
     ``step`` computes one output distribution; ``forward`` runs all steps with teacher forcing. The
     keys' projection does not depend on the step: ``forward`` and :func:`greedy_decode` compute it once
-    per sentence (:meth:`project_keys`) and pass it to every step.
-    """
+    per sentence (:meth:`project_keys`) and pass it to every step."""
 
     def __init__(
         self,
@@ -178,10 +174,8 @@ class Decoder(nn.Module):
         keys: Tensor | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """The context ``c_t`` ``(batch, encoder_size)`` for query ``state`` and its weights ``(batch, source_len)``.
-
         ``source_mask`` ``(batch, source_len)`` is True at padding; ``keys``:
-        ``project_keys(encoder_outputs)``, computed here if not given.
-        """
+        ``project_keys(encoder_outputs)``, computed here if not given."""
         self._check_memory(state, encoder_outputs, encoder_final, source_mask, keys)
         return self._context(state, encoder_outputs, encoder_final, source_mask, keys)
 
@@ -269,10 +263,8 @@ class Decoder(nn.Module):
 
 class Seq2Seq(nn.Module):
     """Encoder–decoder for character sequences. ``score``: ``"additive"``, ``"dot"``, ``"general"`` or ``None``.
-
     The encoder GRU has ``hidden_size`` units per direction, the decoder ``2 * hidden_size`` (so that the
-    dot score can compare its state with the encoder outputs directly).
-    """
+    dot score can compare its state with the encoder outputs directly)."""
 
     def __init__(
         self,
