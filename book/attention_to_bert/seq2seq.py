@@ -208,27 +208,9 @@ class Decoder(nn.Module):
         self._check_memory(state, encoder_outputs, encoder_final, source_mask, keys)
         check_tensor("previous_token", previous_token, shape=state.shape[:1], axes="(batch,)")
         embedded = self.embedding(previous_token)
-        state, context, weights = self._advance(
-            embedded, state, encoder_outputs, encoder_final, source_mask, keys
-        )
-        return self._logits(state, context, embedded), state, weights
-
-    def _advance(
-        self,
-        embedded: Tensor,
-        state: Tensor,
-        encoder_outputs: Tensor,
-        encoder_final: Tensor,
-        source_mask: Tensor,
-        keys: Tensor | None,
-    ) -> tuple[Tensor, Tensor, Tensor | None]:
-        """The recurrence of one step: the context for ``state``, then the new state."""
         context, weights = self._context(state, encoder_outputs, encoder_final, source_mask, keys)
-        return self.cell(torch.cat([embedded, context], dim=-1), state), context, weights
-
-    def _logits(self, state: Tensor, context: Tensor, embedded: Tensor) -> Tensor:
-        """The output layer, on one step ``(batch, ...)`` or on all steps ``(batch, T, ...)``."""
-        return self.output(torch.cat([state, context, embedded], dim=-1))
+        state = self.cell(torch.cat([embedded, context], dim=-1), state)
+        return self.output(torch.cat([state, context, embedded], dim=-1)), state, weights
 
     def forward(
         self, target_in: Tensor, encoder_outputs: Tensor, encoder_final: Tensor, source_mask: Tensor
@@ -250,15 +232,16 @@ class Decoder(nn.Module):
         state = self.start(encoder_final)
         embedded = self.embedding(target_in)  # (batch, T, embedding_size)
         states, contexts, all_weights = [], [], []
-        for t in range(target_in.shape[1]):
-            state, context, weights = self._advance(
-                embedded[:, t], state, encoder_outputs, encoder_final, source_mask, keys
+        for t in range(target_in.shape[1]):  # the recurrence, as in ``step``
+            context, weights = self._context(
+                state, encoder_outputs, encoder_final, source_mask, keys
             )
+            state = self.cell(torch.cat([embedded[:, t], context], dim=-1), state)
             states.append(state)
             contexts.append(context)
             all_weights.append(weights)
-        logits = self._logits(torch.stack(states, dim=1), torch.stack(contexts, dim=1), embedded)
-        return logits, None if self.score is None else torch.stack(all_weights, dim=1)
+        outputs = torch.cat([torch.stack(states, 1), torch.stack(contexts, 1), embedded], dim=-1)
+        return self.output(outputs), None if self.score is None else torch.stack(all_weights, dim=1)
 
 
 class Seq2Seq(nn.Module):
