@@ -85,12 +85,8 @@ class Encoder:
         """The last layer ``(batch, seq, hidden)`` and the attention_mask (1 = real token)."""
         check_strings("texts", texts)
         batch = self.tokenize(texts)
-        out = self.model(
-            batch["input_ids"],
-            batch["token_type_ids"],
-            batch["attention_mask"],
-            output_attentions=False,
-        )[0]
+        names = ("input_ids", "token_type_ids", "attention_mask")
+        out = self.model(*(batch[name] for name in names), output_attentions=False)[0]
         return out, batch["attention_mask"]
 
 

@@ -80,11 +80,8 @@ class ContextAttention(nn.Module):
         self.key_projection = nn.Linear(input_size, attention_size)  # u_i = tanh(W h_i + b)
         self.context = nn.Parameter(torch.randn(attention_size) / attention_size**0.5)  # query u
         self.score_name = score
-        self.score = (
-            dot_score
-            if score == "dot"
-            else AdditiveScore(attention_size, attention_size, attention_size)
-        )
+        size = attention_size
+        self.score = dot_score if score == "dot" else AdditiveScore(size, size, size)
 
     def forward(self, values: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
         _check_padded("values", values, padding_mask)

@@ -95,14 +95,9 @@ class MultiHeadAttention(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         self._check_inputs(query, key, value)
         batch, query_len, key_len = query.shape[0], query.shape[1], key.shape[1]
+        masks = {"key_padding_mask": key_padding_mask, "attn_mask": attn_mask}
         mask = combine_masks(
-            batch,
-            query_len,
-            key_len,
-            self.num_heads,
-            device=query.device,
-            key_padding_mask=key_padding_mask,
-            attn_mask=attn_mask,
+            batch, query_len, key_len, self.num_heads, device=query.device, **masks
         )
         if query is key and key is value:
             # self-attention: the three weights stacked, one (d_model -> 3 d_model) product as in

@@ -117,9 +117,7 @@ class BertForPreTraining(nn.Module):
         hidden = self.bert(input_ids, token_type_ids, attention_mask, output_attentions=False)[0]
         if positions is not None:
             check_mask("positions", positions, tuple(input_ids.shape), "True = score it")
-            selected = hidden[positions]
-        else:
-            selected = hidden
+        selected = hidden if positions is None else hidden[positions]
         table = self.bert.embeddings.word_embeddings.weight
         mlm = self.cls.predictions.transform(selected) @ table.T + self.cls.predictions.bias
         pooled = self.bert.pooler(hidden[:, 0])
