@@ -21,11 +21,13 @@ _SPECIAL_IDS = Vocabulary([]).stoi  # where data.Vocabulary puts <pad>, <bos> an
 
 class Seq2SeqTransformer(nn.Module):
     """A small sequence-to-sequence Transformer: token ids in, next-token logits out.
+
     Source and target tokens are embedded, scaled by √d_model and given positions
     (:class:`PositionalEncoding`); a :class:`Transformer` encodes the source and decodes the target
     under a causal mask; a linear *generator* turns each decoder output into logits over the target
     vocabulary (the softmax is left to the loss). Padding (``pad_id``) is masked out everywhere;
-    ``bos_id`` and ``eos_id`` (those of ``data.Vocabulary`` by default) start and end an output."""
+    ``bos_id`` and ``eos_id`` (those of ``data.Vocabulary`` by default) start and end an output.
+    """
 
     def __init__(
         self,
