@@ -36,8 +36,6 @@ validation and the test sequences. Results go to ``data/results/ch04_partner.jso
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
 import random
 import sys
 import time
@@ -45,7 +43,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book"))
+sys.path.insert(0, str(ROOT / "scripts"))
 
+import results_table  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
@@ -256,24 +256,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--merge", type=Path, nargs="*", help="merge these files into --out")
     args = parser.parse_args(argv)
-    table = json.loads(args.out.read_text()) if args.out.is_file() else {"rows": []}
-    if args.merge:
-        for path in args.merge:
-            other = json.loads(path.read_text())
-            table["rows"] += other["rows"]
-            table["torch"], table["date"] = other["torch"], other["date"]
-    else:
-        table["torch"] = torch.__version__
-        table["date"] = datetime.date.today().isoformat()
-        for name in args.models:
-            for seed in args.seeds:
-                rows = model_rows(name, seed)
-                table["rows"] = [
-                    r for r in table["rows"] if (r["model"], r["seed"]) != (name, seed)
-                ] + rows
-    table["rows"].sort(key=lambda r: (r["model"], r["seed"], r["data"], r["lr"], r["epochs"]))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(table, indent=1) + "\n")
+    sort_by = ("model", "seed", "data", "lr", "epochs")
+    results_table.update(
+        args.out, args.merge, "model", args.models, args.seeds, model_rows, sort_by
+    )
 
 
 if __name__ == "__main__":

@@ -40,9 +40,9 @@ sys.path.insert(0, str(ROOT / "book"))
 from attention_to_bert.bert import BertConfig  # noqa: E402
 from attention_to_bert.mlm import evaluate_mlm  # noqa: E402
 from attention_to_bert.pretraining import (  # noqa: E402
+    IGNORE,
     PRETRAINED,
     BertForPreTraining,
-    PackedPairSampler,
     PairSampler,
     corpus_documents,
     load_pretrained,
@@ -51,6 +51,77 @@ from attention_to_bert.pretraining import (  # noqa: E402
     unigram_counts,
 )
 from attention_to_bert.training import set_seed  # noqa: E402
+from attention_to_bert.validate import check_int  # noqa: E402
+
+
+class PackedPairSampler:
+    """``PairSampler``'s examples drawn with tensor operations, on any device: the corpus is packed
+    into one token tensor. Two simplifications make it vectorised: A is drawn uniformly among the
+    sentences (with a next one, for a pair), so long documents weigh more; a random B is any
+    sentence of the corpus (of A's own document once in about 100,000 draws)."""
+
+    def __init__(
+        self,
+        documents: list[list[list[int]]],
+        cls_id: int,
+        sep_id: int,
+        max_length: int = 64,
+        seed: int = 0,
+        device: str | torch.device = "cpu",
+    ) -> None:
+        documents = PairSampler(documents, cls_id, sep_id, max_length, seed).documents  # checked
+        sentences = [s for doc in documents for s in doc if s]
+        if not sentences:
+            raise ValueError("documents must hold at least one non-empty sentence, got none")
+        has_next = [i + 1 < len(doc) for doc in documents for i, s in enumerate(doc) if s]
+        lengths = torch.tensor([len(s) for s in sentences])
+        self.tokens = torch.tensor([t for s in sentences for t in s], device=device)
+        self.starts = (lengths.cumsum(0) - lengths).to(device)
+        self.lengths = lengths.to(device)
+        self.with_next = torch.tensor(has_next).nonzero()[:, 0].to(device)
+        self.cls_id, self.sep_id, self.max_length = cls_id, sep_id, max_length
+        self.generator = torch.Generator(device).manual_seed(seed)
+
+    def _draw(self, high: int, size: int) -> torch.Tensor:
+        return torch.randint(high, (size,), generator=self.generator, device=self.tokens.device)
+
+    def batch(self, size: int) -> dict[str, torch.Tensor]:
+        """Like ``PairSampler.batch``: input_ids, token_type_ids, attention_mask, special and
+        nsp_labels, on the sampler's device, padded to ``max_length``."""
+        check_int("size", size)
+        count, device = len(self.lengths), self.tokens.device
+        coin = torch.rand(2, size, generator=self.generator, device=device)
+        pair = (coin[0] < 0.5) & (len(self.with_next) > 0)
+        a = torch.where(
+            pair,
+            self.with_next[self._draw(max(1, len(self.with_next)), size)],
+            self._draw(count, size),
+        )
+        other = pair & (coin[1] < 0.5)
+        b = torch.where(other, self._draw(count, size), (a + 1).clamp(max=count - 1))
+        room = torch.where(pair, self.max_length - 3, self.max_length - 2)
+        len_b = torch.where(pair, self.lengths[b], 0)
+        len_a = torch.minimum(self.lengths[a], torch.maximum(room // 2, room - len_b))
+        len_b = torch.minimum(len_b, room - len_a)
+        total = torch.where(pair, len_a + len_b + 3, len_a + 2)
+        pos = torch.arange(self.max_length, device=device)[None]  # fixed width: no device sync
+        in_a = (pos >= 1) & (pos <= len_a[:, None])
+        in_b = pair[:, None] & (pos >= len_a[:, None] + 2) & (pos < (len_a + len_b + 2)[:, None])
+        seps = (pos == len_a[:, None] + 1) | (pair[:, None] & (pos == (len_a + len_b + 2)[:, None]))
+        last = len(self.tokens) - 1
+        from_a = self.tokens[(self.starts[a, None] + pos - 1).clamp(0, last)]
+        from_b = self.tokens[(self.starts[b, None] + pos - len_a[:, None] - 2).clamp(0, last)]
+        ids = torch.where(in_a, from_a, torch.where(in_b, from_b, 0))
+        ids = torch.where(seps, self.sep_id, ids)
+        ids[:, 0] = self.cls_id
+        real = pos < total[:, None]
+        return dict(
+            input_ids=ids,
+            token_type_ids=(in_b | (seps & (pos > len_a[:, None] + 1))).long(),
+            attention_mask=real.long(),
+            special=~(in_a | in_b),
+            nsp_labels=torch.where(pair, other.long(), IGNORE),
+        )
 
 
 def save_pretrained(

@@ -32,9 +32,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime
 import io
-import json
 import sys
 import time
 from pathlib import Path
@@ -43,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book"))
 sys.path.insert(0, str(ROOT / "scripts"))
 
+import results_table  # noqa: E402
 import seq2seq_baselines as base  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
@@ -202,24 +201,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--merge", type=Path, nargs="*", help="merge these files into --out")
     args = parser.parse_args(argv)
-    table = json.loads(args.out.read_text()) if args.out.is_file() else {"rows": []}
-    if args.merge:
-        for path in args.merge:
-            other = json.loads(path.read_text())
-            table["rows"] += other["rows"]
-            table["torch"], table["date"] = other["torch"], other["date"]
-    else:
-        table["torch"] = torch.__version__
-        table["date"] = datetime.date.today().isoformat()
-        for job in args.jobs:
-            for seed in args.seeds:
-                rows = job_rows(job, seed)
-                table["rows"] = [
-                    r for r in table["rows"] if (r["job"], r["seed"]) != (job, seed)
-                ] + rows
-    table["rows"].sort(key=lambda r: (r["job"], r["seed"], r["score"], r["steps"]))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(table, indent=1) + "\n")
+    sort_by = ("job", "seed", "score", "steps")
+    results_table.update(args.out, args.merge, "job", args.jobs, args.seeds, job_rows, sort_by)
 
 
 if __name__ == "__main__":

@@ -76,10 +76,8 @@ def scaled_dot_score(query: Tensor, key: Tensor) -> Tensor:
 
 class GeneralScore(nn.Module):
     """Bilinear ("general") score ``q^T W k`` with a learned ``W`` (Luong et al., 2015).
-
     ``W`` ``(query_size, key_size)`` is ``self.key_projection``, a bias-free ``nn.Linear(key_size,
-    query_size)``, so the score is ``q · (W k)``, and query and key may have different sizes.
-    """
+    query_size)``, so the score is ``q · (W k)``, and query and key may have different sizes."""
 
     def __init__(self, query_size: int, key_size: int) -> None:
         super().__init__()

@@ -25,6 +25,7 @@ from attention_to_bert.masks import (
 from attention_to_bert.multihead import merge_heads, split_heads
 from attention_to_bert.outputs import BertModelOutput
 from attention_to_bert.validate import (
+    check_choice,
     check_fraction,
     check_instance,
     check_int,
@@ -68,12 +69,8 @@ class BertConfig:
                 f"hidden_size ({self.hidden_size}) must be a multiple of num_attention_heads "
                 f"({self.num_attention_heads})"
             )
-        if self.hidden_act != "gelu":  # the exact GELU, x * Phi(x) (not the tanh approximation)
-            raise ValueError(f"hidden_act must be 'gelu', got {self.hidden_act!r}")
-        if self.attn_implementation not in ("eager", "sdpa"):
-            raise ValueError(
-                f"attn_implementation must be 'eager' or 'sdpa', got {self.attn_implementation!r}"
-            )
+        check_choice("hidden_act", self.hidden_act, ("gelu",))  # exact: x * Phi(x), not tanh's
+        check_choice("attn_implementation", self.attn_implementation, ("eager", "sdpa"))
 
 
 class BertEmbeddings(nn.Module):
@@ -180,8 +177,7 @@ class BertModel(nn.Module):
 
     def __init__(self, config: BertConfig) -> None:
         super().__init__()
-        if not isinstance(config, BertConfig):
-            raise TypeError(f"config must be a BertConfig, got {type(config).__name__}")
+        check_instance("config", config, BertConfig)
         self.config = config
         self.embeddings = BertEmbeddings(config)
         # Hugging Face's BertEncoder holds the layers as ``encoder.layer``

@@ -1,12 +1,6 @@
-"""Chapter 8's fine-tuning comparison on the UCI sentences: the splits, the encoders and their
-features, shared by ``scripts/finetune_table.py`` (which fine-tunes and computes the whole table) and
-the chapter (which re-runs the static-vector cells of it).
-
-Splits: 600 held-out test sentences, a validation split of 283 pool sentences (learning rates and C
-are chosen there), and training sets of 16 to 1,000 sentences drawn from the rest with each seed.
-Every fine-tuned model: mean-pooled last layer + a linear layer, AdamW (weight decay 0.01), batch 16,
-dropout 0.1, at least 30 steps and at least 2 epochs, its learning rate from its grid.
-"""
+"""Chapter 8's fine-tuning comparison on the UCI sentences: the splits (600 test sentences, 283 for
+validation, training sets drawn from the rest with each seed), the encoders and their features,
+shared by the chapter and ``scripts/finetune_table.py`` (which fine-tunes and writes the table)."""
 
 from __future__ import annotations
 
@@ -91,12 +85,8 @@ class Encoder:
         """The last layer ``(batch, seq, hidden)`` and the attention_mask (1 = real token)."""
         check_strings("texts", texts)
         batch = self.tokenize(texts)
-        out = self.model(
-            batch["input_ids"],
-            batch["token_type_ids"],
-            batch["attention_mask"],
-            output_attentions=False,
-        )[0]
+        names = ("input_ids", "token_type_ids", "attention_mask")
+        out = self.model(*(batch[name] for name in names), output_attentions=False)[0]
         return out, batch["attention_mask"]
 
 

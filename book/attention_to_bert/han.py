@@ -1,12 +1,8 @@
-"""Hierarchical Attention Network (Yang et al., NAACL 2016) for document classification.
+"""Hierarchical Attention Network (Yang et al., NAACL 2016) for document classification (chapter 2).
 
-A document is a ``(sentences, words)`` grid of word ids. A bidirectional GRU reads each sentence, and
-attention pools its word states into a sentence vector; a second one reads the sentence vectors, and
-attention pools them into the document vector, which a linear layer classifies. Both attention layers
-(``ContextAttention``) take the GRU states ``h_i`` as values, ``u_i = tanh(W h_i + b)`` as keys and a
-learned context vector ``u`` as the one query. Padded words and sentences get weight exactly 0, and
-the GRUs never read them (packed sequences), so padding changes nothing, wherever it is: an empty
-sentence in the middle of a document is skipped, and the GRU reads the sentence after it.
+A GRU reads each sentence and attention pools its words into a sentence vector; a second GRU and
+attention pool the sentences into the document vector, which a linear layer classifies. Padded words
+and sentences get weight exactly 0 and are never read (packed sequences), wherever they are.
 """
 
 from __future__ import annotations
@@ -39,11 +35,9 @@ def _check_padded(name: str, values: Tensor, padding_mask: Tensor) -> None:
 
 class BiGRUEncoder(nn.Module):
     """A bidirectional GRU over padded sequences: ``(batch, length, input_size) -> (batch, length, 2 * hidden_size)``.
-
     ``forward(inputs, padding_mask)`` (True = padding): the real elements are packed in their order,
     wherever the padding is, so the GRUs read only them; padded positions of the output are 0, and
-    a sequence of length 0 (all padding) gives zeros.
-    """
+    a sequence of length 0 (all padding) gives zeros."""
 
     def __init__(self, input_size: int, hidden_size: int) -> None:
         super().__init__()
@@ -86,11 +80,8 @@ class ContextAttention(nn.Module):
         self.key_projection = nn.Linear(input_size, attention_size)  # u_i = tanh(W h_i + b)
         self.context = nn.Parameter(torch.randn(attention_size) / attention_size**0.5)  # query u
         self.score_name = score
-        self.score = (
-            dot_score
-            if score == "dot"
-            else AdditiveScore(attention_size, attention_size, attention_size)
-        )
+        size = attention_size
+        self.score = dot_score if score == "dot" else AdditiveScore(size, size, size)
 
     def forward(self, values: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
         _check_padded("values", values, padding_mask)
@@ -118,13 +109,11 @@ class MeanPooling(nn.Module):
 
 class HierarchicalAttentionNetwork(nn.Module):
     """Word encoder -> word attention -> sentence encoder -> sentence attention -> classifier.
-
     ``forward(word_ids, word_padding_mask=None)`` takes ``word_ids`` ``(documents, sentences, words)``
     and returns a ``HANOutput``. ``word_padding_mask`` is True at padding; without it, positions equal
     to ``pad_id`` are padding. A sentence whose words are all padding is a padded sentence.
     ``pooling="mean"`` replaces both attention layers by the plain mean (the baseline); ``score``
-    picks the similarity of the attention layers.
-    """
+    picks the similarity of the attention layers."""
 
     def __init__(
         self,

@@ -1,9 +1,6 @@
-"""Figures a reader can move (chapters 1 and 4), drawn in the notebook's output with no library.
-
-Each figure is one output: plain SVG and JavaScript (``javascript/figures/figures.js``, read from the
-package and written into the output, so nothing is fetched) plus a static picture of its first state,
-shown where JavaScript does not run (the printed book, an untrusted notebook). The same output works on
-the website, in JupyterLab (trusted notebook) and on Colab.
+"""Figures a reader can move (chapters 1 and 4), drawn in the notebook's output with no library:
+what they compute. ``plotting`` draws them (the HTML, with ``javascript/figures/figures.js`` read from
+the package, and a static picture of the first state for where JavaScript does not run).
 
 * ``show_query_figure``: keys and values as points in 2-D and a query the reader drags (mouse, touch
   or arrow keys); the weights are drawn as bars and the output as a point. ``query_weights`` computes
@@ -14,20 +11,21 @@ the website, in JupyterLab (trusted notebook) and on Colab.
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import html
-import io
-import json
 import math
 from collections.abc import Callable, Sequence
-from importlib import resources
 
 import torch
 from torch import Tensor
 
 from attention_to_bert.attention import attention, dot_score, scaled_dot_score
-from attention_to_bert.validate import check_int, check_number, check_tensor
+from attention_to_bert.plotting import _query_figure_html, _scaling_figure_html, _show
+from attention_to_bert.validate import (
+    check_choice,
+    check_int,
+    check_number,
+    check_strings,
+    check_tensor,
+)
 
 SCORES = ("dot", "scaled_dot", "negative_distance")
 SCALING_SIZES = tuple(2**i for i in range(10))  # d_k = 1, 2, 4, ..., 512
@@ -42,8 +40,7 @@ def negative_distance_score(query: Tensor, key: Tensor) -> Tensor:
 
 def score_function(score: str, temperature: float = 1.0) -> Callable[[Tensor, Tensor], Tensor]:
     """The figure's score ``score`` (one of ``SCORES``) divided by ``temperature``, for ``attention``."""
-    if score not in SCORES:
-        raise ValueError(f"score must be one of {SCORES}, got {score!r}")
+    check_choice("score", score, SCORES)
     check_number("temperature", temperature, positive=True)
     base = {"dot": dot_score, "scaled_dot": scaled_dot_score}.get(score, negative_distance_score)
     return lambda query, key: base(query, key) / temperature
@@ -84,47 +81,25 @@ def query_figure_html(
             f"values must have the keys' shape {tuple(keys_tensor.shape)}, "
             f"got {tuple(values_tensor.shape)}"
         )
-    if (
-        not isinstance(labels, Sequence)
-        or isinstance(labels, str)
-        or len(labels) != len(keys_tensor)
-    ):
+    if not isinstance(labels, list | tuple) or len(labels) != len(keys_tensor):
         raise ValueError(f"labels must be a list of {len(keys_tensor)} strings, one per key")
-    if not all(isinstance(label, str) for label in labels):
-        raise TypeError("labels must be strings")
+    check_strings("labels", labels)
     query_tensor = _points("query", [query])
     lo, hi = _domain(domain)
     if not bool(((keys_tensor >= lo) & (keys_tensor <= hi)).all()):
         raise ValueError(f"every key must lie inside domain {domain}")
     weights = query_weights(keys_tensor, query_tensor, score, temperature)
-    config = {
-        "title": "Drag the query: the attention weights follow",
-        "keys": _rounded(keys_tensor),
-        "values": _rounded(values_tensor),
-        "labels": list(labels),
-        "query": _rounded(query_tensor)[0],
-        "score": score,
-        "temperature": float(temperature),
-        "domain": [lo, hi],
-    }
-    picture = _query_picture(keys_tensor, values_tensor, list(labels), query_tensor[0], weights)
-    return _figure_html("query", config, picture)
+    drawn = (keys_tensor, values_tensor, list(labels), query_tensor[0], weights)
+    return _query_figure_html(drawn, score=score, temperature=float(temperature), domain=[lo, hi])
 
 
 def scaling_figure_html(num_keys: int = 10, seed: int = 1, start_size: int = 64) -> str:
     """The HTML of the "slide sqrt(d_k)" figure: one query, ``num_keys`` random keys (``seed``)."""
     check_int("num_keys", num_keys, minimum=2)
     check_int("seed", seed, minimum=0)
-    if start_size not in SCALING_SIZES:
-        raise ValueError(f"start_size must be one of {SCALING_SIZES}, got {start_size!r}")
-    config = {
-        "title": "Slide d_k: unscaled dot products saturate the softmax",
-        "sizes": list(SCALING_SIZES),
-        "num_keys": num_keys,
-        "seed": seed,
-        "start_index": SCALING_SIZES.index(start_size),
-    }
-    return _figure_html("scaling", config, _scaling_picture(num_keys, seed, start_size))
+    check_choice("start_size", start_size, SCALING_SIZES)
+    statistics = [scaling_statistics(num_keys, seed, start_size, s) for s in (True, False)]
+    return _scaling_figure_html(SCALING_SIZES, seed, start_size, statistics)
 
 
 def show_query_figure(*args, **kwargs) -> None:
@@ -207,90 +182,3 @@ def _domain(domain) -> tuple[float, float]:
     if not lo < hi:
         raise ValueError(f"domain must have low < high, got {domain!r}")
     return lo, hi
-
-
-def _rounded(tensor: Tensor) -> list:
-    return [[round(float(x), 4) for x in row] for row in tensor.tolist()]
-
-
-def _figure_html(kind: str, config: dict, picture: str) -> str:
-    payload = json.dumps(config, sort_keys=True)
-    safe_payload = payload.replace("</", "<\\/")
-    figure_id = "atb-" + kind + "-" + hashlib.sha1(payload.encode()).hexdigest()[:10]
-    script = resources.files("attention_to_bert").joinpath("javascript/figures/figures.js")
-    code = script.read_text(encoding="utf-8").replace("</", "<\\/")
-    alt = html.escape(config["title"] + " (a static picture: the live figure needs JavaScript)")
-    return (
-        f'<div class="atb-figure" id="{figure_id}" data-figure="{kind}">\n'
-        f'<script type="application/json">{safe_payload}</script>\n'
-        f'<img class="atb-static" alt="{alt}" style="max-width:100%" '
-        f'src="data:image/png;base64,{picture}">\n'
-        f"<script>\n{code}\n</script>\n</div>\n"
-    )
-
-
-def _show(figure_html: str, name: str) -> None:
-    from IPython.display import display
-
-    picture = figure_html.split('src="data:image/png;base64,', 1)[1].split('"', 1)[0]
-    text = f"(a figure to move, {name}: drawn on the website, in JupyterLab and on Colab)"
-    display({"text/html": figure_html, "image/png": picture, "text/plain": text}, raw=True)
-
-
-def _png(fig) -> str:
-    import matplotlib.pyplot as plt
-
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=90)
-    plt.close(fig)
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
-
-
-def _query_picture(
-    keys: Tensor, values: Tensor, labels: list, query: Tensor, weights: Tensor
-) -> str:
-    import matplotlib.pyplot as plt
-
-    fig, (left, right) = plt.subplots(1, 2, figsize=(7.5, 3.2), layout="constrained")
-    left.scatter(keys[:, 0], keys[:, 1], color="#0072B2", label="keys")
-    left.scatter(
-        values[:, 0],
-        values[:, 1],
-        marker="D",
-        facecolors="none",
-        edgecolors="#E69F00",
-        label="values",
-    )
-    for (x, y), label in zip(keys.tolist(), labels, strict=True):
-        left.annotate(label, (x, y), textcoords="offset points", xytext=(5, 5))
-    output = weights @ values
-    left.scatter([query[0]], [query[1]], color="#D55E00", s=80, label="query")
-    left.scatter([output[0]], [output[1]], color="#009E73", marker="+", s=120, label="output")
-    left.set_aspect("equal")
-    left.legend(fontsize=7, loc="lower right")
-    right.barh(range(len(labels)), weights.tolist(), color="#0072B2")
-    right.set_yticks(range(len(labels)), labels)
-    right.invert_yaxis()
-    right.set_xlim(0, 1)
-    right.set_xlabel("attention weight")
-    return _png(fig)
-
-
-def _scaling_picture(num_keys: int, seed: int, size: int) -> str:
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.0), sharey=True, layout="constrained")
-    for axis, scaled in zip(axes, (True, False), strict=True):
-        weights, largest, gradient = scaling_statistics(num_keys, seed, size, scaled)
-        axis.barh(range(num_keys), weights.tolist(), color="#0072B2")
-        axis.axvline(1 / num_keys, color="k", linestyle=":")
-        axis.set_xlim(0, 1)
-        axis.set_title(
-            f"d_k = {size}, {'divided by √d_k' if scaled else 'not divided'}\n"
-            f"largest {largest:.3f}, gradient {gradient:.3f}",
-            fontsize=9,
-        )
-        axis.set_xlabel("attention weight")
-    axes[0].set_yticks(range(num_keys), [f"k{i + 1}" for i in range(num_keys)])
-    axes[0].invert_yaxis()
-    return _png(fig)

@@ -1,17 +1,7 @@
-"""Chapter 6's long-range test: reverse a string of n letters, RNN with attention against Transformer.
-
-Both of the chapter's models learn the same task: read n random letters (``a``-``h``) and write them
-in reverse order, so that the first letter to write is the last one read and the last to write is
-the first read. Each model trains on fresh random strings (batches of 32, seeded) with its own
-recipe, for a budget of CPU seconds (equal training compute) or a number of steps:
-
-- the RNN with attention of chapter 3 (``seq2seq.Seq2Seq``, additive score, 16-dimensional
-  embeddings, 32 GRU units per direction), Adam at 1e-2 (chapter 3's tuned rate);
-- the Transformer of chapter 6 (``Seq2SeqTransformer``: d_model 64, 4 heads, 2 + 2 layers, d_ff 128,
-  no dropout), Adam (0.9, 0.98, 1e-9) with the warm-up schedule ``noam_schedule(64, 50, 0.5)``;
-
-both with plain cross-entropy and gradient clipping at total norm 1.0. ``score`` decodes held-out
-strings greedily. ``scripts/ch06_long_range.py`` runs the full experiment.
+"""Chapter 6's long-range test: reverse a string of n letters (``a``-``h``), chapter 3's RNN with
+attention (Adam at 1e-2, its tuned rate) against chapter 6's Transformer (Adam with the warm-up
+schedule), each on fresh seeded batches of 32 for a budget of CPU seconds or a number of steps,
+with cross-entropy and gradient clipping at norm 1.0. ``scripts/ch06_long_range.py`` runs it all.
 """
 
 from __future__ import annotations
@@ -25,7 +15,7 @@ from torch import nn
 from attention_to_bert import seq2seq, set_seed
 from attention_to_bert.data import Vocabulary, encode_pairs
 from attention_to_bert.translator import Seq2SeqTransformer, noam_schedule
-from attention_to_bert.validate import check_int, check_number
+from attention_to_bert.validate import check_instance, check_int, check_number
 
 LETTERS = "abcdefgh"
 VOCAB = Vocabulary(LETTERS)
@@ -37,16 +27,15 @@ def reversal_pairs(count: int, length: int, generator: torch.Generator) -> list[
     """``count`` random strings of ``length`` letters (``a``-``h``) and their reversals."""
     check_int("count", count)
     check_int("length", length)
-    if not isinstance(generator, torch._C.Generator):
-        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+    check_instance("generator", generator, torch._C.Generator, "a torch.Generator")
     ids = torch.randint(0, len(LETTERS), (count, length), generator=generator).tolist()
     strings = ["".join(LETTERS[i] for i in row) for row in ids]
     return [(s, s[::-1]) for s in strings]
 
 
 def make_model(name: str, length: int) -> nn.Module:
-    """The chapter's RNN with attention (``"rnn"``) or its Transformer (``"transformer"``), for
-    strings of ``length`` letters."""
+    """The chapter's RNN with attention (``"rnn"``: additive score, 16-wide embeddings, 32 GRU units
+    a direction) or Transformer (``"transformer"``: d_model 64, 4 heads, 2 + 2 layers, d_ff 128)."""
     check_int("length", length)
     if name == "rnn":
         return seq2seq.Seq2Seq(VOCAB, VOCAB, score="additive", embedding_size=16, hidden_size=32)
@@ -171,7 +160,5 @@ def train(
 
 
 def _check_model(model: object) -> None:
-    if not isinstance(model, seq2seq.Seq2Seq | Seq2SeqTransformer):
-        raise TypeError(
-            f"model must be make_model('rnn' or 'transformer', ...), got {type(model).__name__}"
-        )
+    what = "make_model('rnn' or 'transformer', ...)"
+    check_instance("model", model, (seq2seq.Seq2Seq, Seq2SeqTransformer), what)

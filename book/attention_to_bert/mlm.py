@@ -60,8 +60,6 @@ def fill_mask(
         raise ValueError("text must be a non-empty sentence with [MASK] in it, got an empty string")
     if "[MASK]" not in text:
         raise ValueError(f"text must contain [MASK] (upper case, in brackets), got {text!r}")
-    if isinstance(top_k, bool) or not isinstance(top_k, int):
-        raise TypeError(f"top_k must be an int, got {type(top_k).__name__}")
     if (model is None) != (tokenizer is None):
         raise ValueError("model and tokenizer must be given together, got only one of them")
     if model is None:
@@ -69,11 +67,7 @@ def fill_mask(
         if key not in _LOADED:
             _LOADED[key] = load_pretrained(folder)[:2]
         model, tokenizer = _LOADED[key]
-    vocab_size = model.bert.config.vocab_size
-    if not 1 <= top_k <= vocab_size - len(SPECIAL_TOKENS):
-        raise ValueError(
-            f"top_k must be between 1 and {vocab_size - len(SPECIAL_TOKENS)}, got {top_k}"
-        )
+    check_int("top_k", top_k, 1, model.bert.config.vocab_size - len(SPECIAL_TOKENS))
     limit = model.bert.config.max_position_embeddings
     length = len(tokenizer.encode(text, add_special_tokens=False).ids) + 2
     if length > limit:

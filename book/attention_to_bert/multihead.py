@@ -34,12 +34,10 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
 
 class MultiHeadAttention(nn.Module):
     """Multi-head scaled dot-product attention, like ``nn.MultiheadAttention(batch_first=True)``.
-
     ``forward(query, key, value, key_padding_mask=None, attn_mask=None) -> (output, weights)``, with
     the masks of ``masks.combine_masks`` (True = may not attend); ``weights`` ``(batch, heads,
     query_len, key_len)`` as used (after dropout). A query that may attend to nothing gets zero
-    weights and output (not NaN).
-    """
+    weights and output (not NaN)."""
 
     def __init__(
         self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True
@@ -87,14 +85,6 @@ class MultiHeadAttention(nn.Module):
                 f"key and value must have the same length, got {key.shape[1]} and {value.shape[1]}"
             )
 
-    def combined_mask(
-        self, batch: int, query_len: int, key_len: int, key_padding_mask=None, attn_mask=None
-    ) -> torch.Tensor | None:
-        """Both masks (True = may not attend) merged into one bool mask broadcastable to
-        ``(batch, heads, query_len, key_len)``, or None."""
-        masks = {"key_padding_mask": key_padding_mask, "attn_mask": attn_mask}
-        return combine_masks(batch, query_len, key_len, self.num_heads, **masks)
-
     def forward(
         self,
         query: torch.Tensor,
@@ -105,14 +95,9 @@ class MultiHeadAttention(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         self._check_inputs(query, key, value)
         batch, query_len, key_len = query.shape[0], query.shape[1], key.shape[1]
+        masks = {"key_padding_mask": key_padding_mask, "attn_mask": attn_mask}
         mask = combine_masks(
-            batch,
-            query_len,
-            key_len,
-            self.num_heads,
-            device=query.device,
-            key_padding_mask=key_padding_mask,
-            attn_mask=attn_mask,
+            batch, query_len, key_len, self.num_heads, device=query.device, **masks
         )
         if query is key and key is value:
             # self-attention: the three weights stacked, one (d_model -> 3 d_model) product as in

@@ -1,8 +1,15 @@
-"""Attention heatmaps: one matrix, or a grid of heads, with the tokens on both axes."""
+"""Attention heatmaps: one matrix, or a grid of heads, with the tokens on both axes; figures stored
+with a text alternative; and the drawing half of ``interactive``'s figures (their HTML and pictures)."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import html
+import io
+import json
 from collections.abc import Sequence
+from importlib import resources
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -197,3 +204,121 @@ def describe_figures_in_notebooks() -> None:
     if shell is not None and hasattr(shell, "display_formatter"):
         plt._get_backend_mod()  # load the inline backend now: it registers its own PNG formatter
         shell.display_formatter.formatters["image/png"].for_type(Figure, _png_with_description)
+
+
+# Figures a reader can move (``interactive`` computes what they show) ---------------------------
+
+
+def _query_figure_html(drawn: tuple, **config) -> str:
+    """``interactive.query_figure_html``'s figure: ``drawn`` is ``_query_picture``'s arguments,
+    ``config`` holds the score, temperature and domain."""
+    keys, values, labels, query, _ = drawn
+    config |= {"title": "Drag the query: the attention weights follow", "labels": labels}
+    config |= {
+        "keys": _rounded(keys),
+        "values": _rounded(values),
+        "query": _rounded(query[None])[0],
+    }
+    picture = _query_picture(*drawn)
+    return _figure_html("query", config, picture)
+
+
+def _scaling_figure_html(sizes: tuple, seed: int, start_size: int, statistics: list) -> str:
+    """``interactive.scaling_figure_html``'s figure: ``statistics`` with and without sqrt(d_k)."""
+    config = {
+        "title": "Slide d_k: unscaled dot products saturate the softmax",
+        "sizes": list(sizes),
+        "num_keys": len(statistics[0][0]),
+        "seed": seed,
+        "start_index": sizes.index(start_size),
+    }
+    return _figure_html("scaling", config, _scaling_picture(statistics, start_size))
+
+
+def _rounded(tensor: torch.Tensor) -> list:
+    return [[round(float(x), 4) for x in row] for row in tensor.tolist()]
+
+
+def _figure_html(kind: str, config: dict, picture: str) -> str:
+    """A figure of ``interactive``: its ``config`` for ``figures.js``, the script and ``picture``."""
+    payload = json.dumps(config, sort_keys=True)
+    safe_payload = payload.replace("</", "<\\/")
+    figure_id = "atb-" + kind + "-" + hashlib.sha1(payload.encode()).hexdigest()[:10]
+    script = resources.files("attention_to_bert").joinpath("javascript/figures/figures.js")
+    code = script.read_text(encoding="utf-8").replace("</", "<\\/")
+    alt = html.escape(config["title"] + " (a static picture: the live figure needs JavaScript)")
+    return (
+        f'<div class="atb-figure" id="{figure_id}" data-figure="{kind}">\n'
+        f'<script type="application/json">{safe_payload}</script>\n'
+        f'<img class="atb-static" alt="{alt}" style="max-width:100%" '
+        f'src="data:image/png;base64,{picture}">\n'
+        f"<script>\n{code}\n</script>\n</div>\n"
+    )
+
+
+def _show(figure_html: str, name: str) -> None:
+    from IPython.display import display
+
+    picture = figure_html.split('src="data:image/png;base64,', 1)[1].split('"', 1)[0]
+    text = f"(a figure to move, {name}: drawn on the website, in JupyterLab and on Colab)"
+    display({"text/html": figure_html, "image/png": picture, "text/plain": text}, raw=True)
+
+
+def _png(fig) -> str:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=90)
+    plt.close(fig)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _query_picture(
+    keys: torch.Tensor,
+    values: torch.Tensor,
+    labels: list,
+    query: torch.Tensor,
+    weights: torch.Tensor,
+) -> str:
+    fig, (left, right) = plt.subplots(1, 2, figsize=(7.5, 3.2), layout="constrained")
+    left.scatter(keys[:, 0], keys[:, 1], color="#0072B2", label="keys")
+    left.scatter(
+        values[:, 0],
+        values[:, 1],
+        marker="D",
+        facecolors="none",
+        edgecolors="#E69F00",
+        label="values",
+    )
+    for (x, y), label in zip(keys.tolist(), labels, strict=True):
+        left.annotate(label, (x, y), textcoords="offset points", xytext=(5, 5))
+    output = weights @ values
+    left.scatter([query[0]], [query[1]], color="#D55E00", s=80, label="query")
+    left.scatter([output[0]], [output[1]], color="#009E73", marker="+", s=120, label="output")
+    left.set_aspect("equal")
+    left.legend(fontsize=7, loc="lower right")
+    right.barh(range(len(labels)), weights.tolist(), color="#0072B2")
+    right.set_yticks(range(len(labels)), labels)
+    right.invert_yaxis()
+    right.set_xlim(0, 1)
+    right.set_xlabel("attention weight")
+    return _png(fig)
+
+
+def _scaling_picture(statistics: list, size: int) -> str:
+    """``statistics``: ``interactive.scaling_statistics`` with and without dividing by sqrt(d_k)."""
+    num_keys = len(statistics[0][0])
+    fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.0), sharey=True, layout="constrained")
+    for axis, scaled, (weights, largest, gradient) in zip(
+        axes, (True, False), statistics, strict=True
+    ):
+        axis.barh(range(num_keys), weights.tolist(), color="#0072B2")
+        axis.axvline(1 / num_keys, color="k", linestyle=":")
+        axis.set_xlim(0, 1)
+        axis.set_title(
+            f"d_k = {size}, {'divided by √d_k' if scaled else 'not divided'}\n"
+            f"largest {largest:.3f}, gradient {gradient:.3f}",
+            fontsize=9,
+        )
+        axis.set_xlabel("attention weight")
+    axes[0].set_yticks(range(num_keys), [f"k{i + 1}" for i in range(num_keys)])
+    axes[0].invert_yaxis()
+    return _png(fig)

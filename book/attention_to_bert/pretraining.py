@@ -1,12 +1,6 @@
 """Pre-training the book's own small BERT (chapter 8): a WordPiece vocabulary, the masked-LM head tied
 to the token table, the next-sentence head on the pooled [CLS], the pair sampler, and the loader of
-the checkpoint that ``scripts/pretrain_bert.py`` writes into ``pretrained/``. Asking the model
-(``fill_mask``, ``evaluate_mlm``) lives in ``attention_to_bert.mlm``.
-
-The corpus is real English: WordNet 3.0's glosses and example sentences
-(``attention_to_bert.data.wordnet``) and the UCI sentences of the training pool of
-``sentiment_split`` (never its test sentences).
-"""
+the checkpoints that ``scripts/pretrain_bert.py`` writes. Asking the model lives in ``mlm``."""
 
 from __future__ import annotations
 
@@ -39,9 +33,8 @@ try:
 except ImportError:  # Python 3.10
     from importlib.abc import Traversable
 
-# The shipped checkpoint is package data, read through importlib.resources (the same call works from a
-# checkout and from an installed wheel); PRETRAINED is where scripts/pretrain_bert.py writes it in a
-# source checkout.
+# The shipped checkpoint, read through importlib.resources (from a checkout or a wheel); PRETRAINED is
+# where scripts/pretrain_bert.py writes it in a checkout.
 SHIPPED = resources.files("attention_to_bert").joinpath("pretrained")
 PRETRAINED = Path(__file__).resolve().parent / "pretrained"
 DICTIONARY = Path(__file__).resolve().parent / "pretrained_dictionary"  # the first, WordNet only
@@ -62,8 +55,8 @@ def sentiment_split(num_test: int = 1000, seed: int = 0) -> tuple[list, list]:
 
 
 def corpus_documents() -> list[list[str]]:
-    """The pre-training corpus: each WordNet synset ``[definition, example, ...]`` is a document,
-    then each UCI pool sentence is a one-sentence document."""
+    """The first checkpoint's corpus: each WordNet synset ``[definition, example, ...]`` is a
+    document, then each UCI pool sentence (never a test one) is a one-sentence document."""
     from attention_to_bert.data.wordnet import load_glosses
 
     pool, _ = sentiment_split()
@@ -124,9 +117,7 @@ class BertForPreTraining(nn.Module):
         hidden = self.bert(input_ids, token_type_ids, attention_mask, output_attentions=False)[0]
         if positions is not None:
             check_mask("positions", positions, tuple(input_ids.shape), "True = score it")
-            selected = hidden[positions]
-        else:
-            selected = hidden
+        selected = hidden if positions is None else hidden[positions]
         table = self.bert.embeddings.word_embeddings.weight
         mlm = self.cls.predictions.transform(selected) @ table.T + self.cls.predictions.bias
         pooled = self.bert.pooler(hidden[:, 0])
@@ -241,81 +232,6 @@ class PairSampler:
         )
 
 
-class PackedPairSampler:
-    """``PairSampler``'s examples drawn with tensor operations, on any device: the corpus is packed
-    into one token tensor. Two simplifications make it vectorised: A is drawn uniformly among the
-    sentences (with a next one, for a pair), so long documents weigh more; a random B is any
-    sentence of the corpus (of A's own document once in about 100,000 draws)."""
-
-    def __init__(
-        self,
-        documents: list[list[list[int]]],
-        cls_id: int,
-        sep_id: int,
-        max_length: int = 64,
-        seed: int = 0,
-        device: str | torch.device = "cpu",
-    ) -> None:
-        check_instance("documents", documents, list, "a list of documents (lists of id lists)")
-        check_ints(cls_id=cls_id, sep_id=sep_id)  # 0 is [PAD]
-        check_ints(minimum=5, max_length=max_length)  # [CLS] A [SEP] B [SEP]
-        check_int("seed", seed, minimum=0)
-        if cls_id == sep_id:
-            raise ValueError(f"cls_id and sep_id must differ, got {cls_id} for both")
-        sentences = [s for doc in documents for s in doc if s]
-        if not sentences:
-            raise ValueError("documents must hold at least one non-empty sentence, got none")
-        has_next = [i + 1 < len(doc) for doc in documents for i, s in enumerate(doc) if s]
-        lengths = torch.tensor([len(s) for s in sentences])
-        self.tokens = torch.tensor([t for s in sentences for t in s], device=device)
-        self.starts = (lengths.cumsum(0) - lengths).to(device)
-        self.lengths = lengths.to(device)
-        self.with_next = torch.tensor(has_next).nonzero()[:, 0].to(device)
-        self.cls_id, self.sep_id, self.max_length = cls_id, sep_id, max_length
-        self.generator = torch.Generator(device).manual_seed(seed)
-
-    def _draw(self, high: int, size: int) -> torch.Tensor:
-        return torch.randint(high, (size,), generator=self.generator, device=self.tokens.device)
-
-    def batch(self, size: int) -> dict[str, torch.Tensor]:
-        """Like ``PairSampler.batch``: input_ids, token_type_ids, attention_mask, special and
-        nsp_labels, on the sampler's device, padded to ``max_length``."""
-        check_int("size", size)
-        count, device = len(self.lengths), self.tokens.device
-        coin = torch.rand(2, size, generator=self.generator, device=device)
-        pair = (coin[0] < 0.5) & (len(self.with_next) > 0)
-        a = torch.where(
-            pair,
-            self.with_next[self._draw(max(1, len(self.with_next)), size)],
-            self._draw(count, size),
-        )
-        other = pair & (coin[1] < 0.5)
-        b = torch.where(other, self._draw(count, size), (a + 1).clamp(max=count - 1))
-        room = torch.where(pair, self.max_length - 3, self.max_length - 2)
-        len_b = torch.where(pair, self.lengths[b], 0)
-        len_a = torch.minimum(self.lengths[a], torch.maximum(room // 2, room - len_b))
-        len_b = torch.minimum(len_b, room - len_a)
-        total = torch.where(pair, len_a + len_b + 3, len_a + 2)
-        pos = torch.arange(self.max_length, device=device)[None]  # fixed width: no device sync
-        in_a = (pos >= 1) & (pos <= len_a[:, None])
-        in_b = pair[:, None] & (pos >= len_a[:, None] + 2) & (pos < (len_a + len_b + 2)[:, None])
-        seps = (pos == len_a[:, None] + 1) | (pair[:, None] & (pos == (len_a + len_b + 2)[:, None]))
-        last = len(self.tokens) - 1
-        from_a = self.tokens[(self.starts[a, None] + pos - 1).clamp(0, last)]
-        from_b = self.tokens[(self.starts[b, None] + pos - len_a[:, None] - 2).clamp(0, last)]
-        ids = torch.where(in_a, from_a, torch.where(in_b, from_b, 0))
-        ids = torch.where(seps, self.sep_id, ids)
-        ids[:, 0] = self.cls_id
-        real = pos < total[:, None]
-        return dict(
-            input_ids=ids,
-            token_type_ids=(in_b | (seps & (pos > len_a[:, None] + 1))).long(),
-            attention_mask=real.long(),
-            special=~(in_a | in_b),
-            nsp_labels=torch.where(pair, other.long(), IGNORE),
-        )
-
-
 def pretraining_losses(
     model: BertForPreTraining, batch: dict[str, torch.Tensor], mask_id: int, generator
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -343,13 +259,6 @@ def pretraining_losses(
     mlm_correct = (mlm.argmax(-1) == targets).sum()
     nsp_correct = (nsp[has_pair].argmax(-1) == nsp_labels[has_pair]).sum()
     return mlm_loss, nsp_loss, mlm_correct, nsp_correct
-
-
-def cloze_sentences() -> list[tuple[str, str]]:
-    """The 48 everyday cloze sentences of chapter 8 (``data/cloze.tsv``, package data read through
-    importlib.resources): ``(sentence with one [MASK], answer)`` pairs, in the file's order."""
-    text = resources.files("attention_to_bert.data").joinpath("cloze.tsv").read_text("utf-8")
-    return [tuple(line.split("\t")) for line in text.splitlines() if line.strip()]
 
 
 def load_tokenizer(folder: Path | str | Traversable = SHIPPED) -> Any:

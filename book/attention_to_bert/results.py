@@ -1,11 +1,6 @@
-"""The shipped results of the book's longer runs, one call from a chapter.
-
-Scripts in ``scripts/`` run the experiments that take longer than a chapter may (many seeds, a
-learning-rate grid) and write ``attention_to_bert/data/results/NAME.json``. A chapter reads them with
-``results.load("ch03_baselines")``. The files are package data read through ``importlib.resources``,
-so the same call works in the repository, from an installed wheel and in a notebook opened alone
-(Colab, a hand-out, a course release).
-"""
+"""The shipped results of the book's longer runs (``scripts/`` write ``data/results/NAME.json``), one
+call from a chapter: ``results.load("ch03_baselines")``, read through ``importlib.resources`` so that
+it works from a checkout, a wheel, or a notebook opened alone (Colab, a hand-out)."""
 
 from __future__ import annotations
 
@@ -37,10 +32,7 @@ def load(name: str) -> dict[str, Any]:
 
 
 def source_path(name: str) -> Path:
-    """Where a script writes ``name`` in a source checkout (``book/attention_to_bert/data/results``).
-
-    Only scripts call this: they run from the repository, where the package folder is writable.
-    """
+    """Where a script writes ``name`` in a source checkout (``book/attention_to_bert/data/results``)."""
     if not isinstance(name, str) or not name:
         raise TypeError(f"name must be a non-empty str such as 'ch02_han', got {name!r}")
     stem = name[: -len(".json")] if name.endswith(".json") else name
@@ -54,10 +46,7 @@ def format_table(
     digits: int = 3,
     headers: list[str] | None = None,
 ) -> str:
-    """A plain-text table of ``rows`` (dicts) in ``columns``; floats rounded to ``digits``.
-
-    Printed by a chapter so the numbers the prose quotes sit beside it, aligned in a monospace cell.
-    """
+    """A plain-text table of ``rows`` (dicts) in ``columns``; floats rounded to ``digits``."""
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
         raise TypeError("rows must be a list of dicts, one a row")
     if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns) or not columns:

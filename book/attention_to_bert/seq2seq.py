@@ -35,6 +35,7 @@ from attention_to_bert.data.dates import encode_pairs
 from attention_to_bert.data.vocabulary import BOS, EOS, Vocabulary
 from attention_to_bert.training import train
 from attention_to_bert.validate import (
+    check_choice,
     check_instance,
     check_int,
     check_ints,
@@ -66,11 +67,9 @@ def _check_source(source: object, lengths: object, vocab_size: int, pad_id: int)
 
 class Encoder(nn.Module):
     """Bidirectional GRU over the source tokens: outputs ``(batch, source_len, 2 * hidden_size)``.
-
     Padded positions are skipped (packed sequences), so the backward GRU starts at each source's last
     real token and the outputs at padded positions are zero. ``final`` ``(batch, 2 * hidden_size)``
-    concatenates the last forward state and the last backward state (the one at the first token).
-    """
+    concatenates the last forward state and the last backward state (the one at the first token)."""
 
     def __init__(
         self, vocab_size: int, embedding_size: int, hidden_size: int, pad_id: int = 0
@@ -95,11 +94,9 @@ class Encoder(nn.Module):
 
 class Decoder(nn.Module):
     """A GRU decoder that attends over the encoder outputs at every step (or, with ``score=None``, does not).
-
     ``step`` computes one output distribution; ``forward`` runs all steps with teacher forcing. The
     keys' projection does not depend on the step: ``forward`` and :func:`greedy_decode` compute it once
-    per sentence (:meth:`project_keys`) and pass it to every step.
-    """
+    per sentence (:meth:`project_keys`) and pass it to every step."""
 
     def __init__(
         self,
@@ -112,8 +109,7 @@ class Decoder(nn.Module):
         super().__init__()
         check_ints(vocab_size=vocab_size, embedding_size=embedding_size)
         check_ints(hidden_size=hidden_size, encoder_size=encoder_size)
-        if score not in SCORES:
-            raise ValueError(f"score must be one of {SCORES}, got {score!r}")
+        check_choice("score", score, SCORES)
         if score == "dot" and hidden_size != encoder_size:
             raise ValueError(
                 f"the dot score needs hidden_size == encoder_size, got {hidden_size} and {encoder_size}"
@@ -178,10 +174,8 @@ class Decoder(nn.Module):
         keys: Tensor | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """The context ``c_t`` ``(batch, encoder_size)`` for query ``state`` and its weights ``(batch, source_len)``.
-
         ``source_mask`` ``(batch, source_len)`` is True at padding; ``keys``:
-        ``project_keys(encoder_outputs)``, computed here if not given.
-        """
+        ``project_keys(encoder_outputs)``, computed here if not given."""
         self._check_memory(state, encoder_outputs, encoder_final, source_mask, keys)
         return self._context(state, encoder_outputs, encoder_final, source_mask, keys)
 
@@ -214,27 +208,9 @@ class Decoder(nn.Module):
         self._check_memory(state, encoder_outputs, encoder_final, source_mask, keys)
         check_tensor("previous_token", previous_token, shape=state.shape[:1], axes="(batch,)")
         embedded = self.embedding(previous_token)
-        state, context, weights = self._advance(
-            embedded, state, encoder_outputs, encoder_final, source_mask, keys
-        )
-        return self._logits(state, context, embedded), state, weights
-
-    def _advance(
-        self,
-        embedded: Tensor,
-        state: Tensor,
-        encoder_outputs: Tensor,
-        encoder_final: Tensor,
-        source_mask: Tensor,
-        keys: Tensor | None,
-    ) -> tuple[Tensor, Tensor, Tensor | None]:
-        """The recurrence of one step: the context for ``state``, then the new state."""
         context, weights = self._context(state, encoder_outputs, encoder_final, source_mask, keys)
-        return self.cell(torch.cat([embedded, context], dim=-1), state), context, weights
-
-    def _logits(self, state: Tensor, context: Tensor, embedded: Tensor) -> Tensor:
-        """The output layer, on one step ``(batch, ...)`` or on all steps ``(batch, T, ...)``."""
-        return self.output(torch.cat([state, context, embedded], dim=-1))
+        state = self.cell(torch.cat([embedded, context], dim=-1), state)
+        return self.output(torch.cat([state, context, embedded], dim=-1)), state, weights
 
     def forward(
         self, target_in: Tensor, encoder_outputs: Tensor, encoder_final: Tensor, source_mask: Tensor
@@ -256,23 +232,22 @@ class Decoder(nn.Module):
         state = self.start(encoder_final)
         embedded = self.embedding(target_in)  # (batch, T, embedding_size)
         states, contexts, all_weights = [], [], []
-        for t in range(target_in.shape[1]):
-            state, context, weights = self._advance(
-                embedded[:, t], state, encoder_outputs, encoder_final, source_mask, keys
+        for t in range(target_in.shape[1]):  # the recurrence, as in ``step``
+            context, weights = self._context(
+                state, encoder_outputs, encoder_final, source_mask, keys
             )
+            state = self.cell(torch.cat([embedded[:, t], context], dim=-1), state)
             states.append(state)
             contexts.append(context)
             all_weights.append(weights)
-        logits = self._logits(torch.stack(states, dim=1), torch.stack(contexts, dim=1), embedded)
-        return logits, None if self.score is None else torch.stack(all_weights, dim=1)
+        outputs = torch.cat([torch.stack(states, 1), torch.stack(contexts, 1), embedded], dim=-1)
+        return self.output(outputs), None if self.score is None else torch.stack(all_weights, dim=1)
 
 
 class Seq2Seq(nn.Module):
     """Encoder–decoder for character sequences. ``score``: ``"additive"``, ``"dot"``, ``"general"`` or ``None``.
-
     The encoder GRU has ``hidden_size`` units per direction, the decoder ``2 * hidden_size`` (so that the
-    dot score can compare its state with the encoder outputs directly).
-    """
+    dot score can compare its state with the encoder outputs directly)."""
 
     def __init__(
         self,
@@ -284,17 +259,13 @@ class Seq2Seq(nn.Module):
         hidden_size: int = 64,
     ) -> None:
         super().__init__()
-        for name, vocab in (("source_vocab", source_vocab), ("target_vocab", target_vocab)):
-            if not isinstance(vocab, Vocabulary):
-                raise TypeError(f"{name} must be a Vocabulary, got {type(vocab).__name__}")
+        check_instance("source_vocab", source_vocab, Vocabulary)
+        check_instance("target_vocab", target_vocab, Vocabulary)
         if BOS not in target_vocab or EOS not in target_vocab:
             raise ValueError(f"target_vocab must contain {BOS} and {EOS}")
         self.source_vocab, self.target_vocab = source_vocab, target_vocab
-        self.bos_id, self.eos_id, self.pad_id = (
-            target_vocab.stoi[BOS],
-            target_vocab.stoi[EOS],
-            target_vocab.pad_id,
-        )
+        self.bos_id, self.eos_id = target_vocab.stoi[BOS], target_vocab.stoi[EOS]
+        self.pad_id = target_vocab.pad_id
         self.encoder = Encoder(
             len(source_vocab), embedding_size, hidden_size, pad_id=source_vocab.pad_id
         )
@@ -319,13 +290,11 @@ class Seq2Seq(nn.Module):
 def greedy_decode(
     model: Seq2Seq, source: Tensor, max_length: int = 20
 ) -> tuple[Tensor, Tensor | None]:
-    """Decode greedily: at each step feed back the most likely token, until every row has made ``<eos>``.
+    """Decode greedily, feeding back the most likely token, until every row has made ``<eos>``.
 
-    ``source`` ``(batch, source_len)`` holds token ids padded with ``<pad>`` on the right (as
-    ``data.encode_pairs`` makes them). Returns the token ids ``(batch, steps)`` (``<eos>`` included;
-    after it, ``<pad>``) and the attention weights ``(batch, steps, source_len)`` (``None`` without
-    attention), with ``steps <= max_length``.
-    """
+    ``source`` ``(batch, source_len)``: ids padded on the right (as ``data.encode_pairs`` makes them).
+    Returns the ids ``(batch, steps <= max_length)`` (``<eos>`` included, then ``<pad>``) and the
+    weights ``(batch, steps, source_len)`` (``None`` without attention)."""
     check_instance("model", model, Seq2Seq)
     check_token_ids("source", source, len(model.source_vocab))
     check_int("max_length", max_length)
@@ -401,12 +370,9 @@ def fit(
     log_every: int = 0,
     evaluate: Callable[[Seq2Seq], float] | None = None,
 ) -> tuple[list[float], float]:
-    """Train ``model`` with teacher forcing on (source, target) string pairs with Adam.
-
-    Each epoch visits the pairs in a new seeded order, in batches trimmed to their longest source.
-    Returns the loss of every step and the seconds it took; the model ends in eval mode (``train``).
-    ``evaluate(model)``, if given, is printed in every log line (as in ``train``).
-    """
+    """Train ``model`` with teacher forcing on (source, target) string pairs with Adam, each epoch
+    in a new seeded order, in batches trimmed to their longest source; ``training.train`` does the
+    steps (eval mode at the end; ``evaluate`` printed as it logs). Returns (losses, seconds)."""
     check_ints(epochs=epochs, batch_size=batch_size)
     check_int("seed", seed, minimum=0)
     check_number("lr", lr, positive=True)

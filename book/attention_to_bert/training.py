@@ -53,12 +53,10 @@ def train(
     evaluate: Callable[[nn.Module], float] | None = None,
 ) -> list[float]:
     """Train ``model`` and return the loss of every step; it ends in eval mode, even if a step raises.
-
     ``batches()`` yields an epoch's batches; ``loss_fn(model, batch)`` returns a batch's loss. Every
     ``log_every`` steps (0: each epoch) it prints epoch, step, mean loss, ``evaluate(model)``, seconds.
     Gradients are clipped to norm ``clip_grad_norm`` (None: not clipped); a NaN or infinite loss
-    stops training with a ValueError (lower the learning rate), before it reaches the weights.
-    """
+    stops training with a ValueError (lower the learning rate), before it reaches the weights."""
     check_instance("model", model, nn.Module)
     check_instance("batches", batches, Callable, "a function that returns batches (lambda: rows)")
     check_instance("loss_fn", loss_fn, Callable, "a function: loss_fn(model, batch) -> loss")

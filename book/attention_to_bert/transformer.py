@@ -92,12 +92,10 @@ class EncoderLayer(_PostLNLayer):
 
 class DecoderLayer(_PostLNLayer):
     """Masked self-attention -> Add & Norm -> cross-attention -> Add & Norm -> FFN -> Add & Norm.
-
     Like ``nn.TransformerDecoderLayer``; the cross-attention (``multihead_attn``) takes its queries from
     the decoder, its keys and values from the encoder's output ``memory``. ``forward`` returns
     ``(x, self_weights, cross_weights)``; pass ``tgt_mask=causal_mask(tgt_len)`` when training (in
-    every mask, True = may not attend).
-    """
+    every mask, True = may not attend)."""
 
     _twin = nn.TransformerDecoderLayer
     _cross_attention = True
