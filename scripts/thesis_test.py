@@ -270,6 +270,39 @@ def summarise(result: dict) -> dict:
     return result
 
 
+def resume(result: dict, previous: dict, args) -> None:
+    """Keep ``previous``'s cells, rates, penalties and note: only the missing cells will run."""
+    for key in ("lr", "penalty", "validation", "cells", "note"):
+        if key in previous:
+            result[key] = previous[key]
+    result["sizes"] = sorted(set(previous["sizes"]) | set(args.sizes))
+    result["seeds"] = max(previous["seeds"], args.seeds)
+
+
+def run_cells(args, result: dict, split: dict, kinds: list, feats: dict) -> None:
+    """Every (size, seed) cell not yet in ``result``, saved after each seed."""
+    done = {(c["model"], c["size"], c["seed"]) for c in result["cells"]}
+    for size in args.sizes:
+        for seed in range(args.first_seed, args.seeds):
+            train = training_set(split["pool"], size, seed, args.classes)
+            if all((m, size, seed) in done for m in kinds + ["frozen", "frozen_twin"]):
+                continue
+            for kind in kinds:
+                if (kind, size, seed) in done:
+                    continue
+                cell = fine_tune(args, kind, result["lr"][kind], train, seed, split["test"])
+                cell["device"] = args.device.type
+                result["cells"].append({"model": kind, "size": size, "seed": seed} | cell)
+            for name, kind in (("frozen", "ours"), ("frozen_twin", "twin")):
+                if (name, size, seed) in done:
+                    continue
+                cell = frozen(feats[kind], split, train, result["penalty"][name], "test")
+                cell["device"] = args.device.type
+                result["cells"].append({"model": name, "size": size, "seed": seed} | cell)
+            print(size, seed, [round(c["score"], 3) for c in result["cells"][-4:]], flush=True)
+            args.out.write_text(json.dumps(result, indent=1) + "\n")  # so far
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--task", choices=("thesis", "sentiment"), default="thesis")
@@ -333,14 +366,8 @@ def main(argv: list[str] | None = None) -> dict:
         "validation": {},
         "cells": [],
     }
-    previous = json.loads(args.out.read_text()) if args.resume and args.out.exists() else None
-    if previous is not None:
-        for key in ("lr", "penalty", "validation", "cells", "note"):
-            if key in previous:
-                result[key] = previous[key]
-        result["sizes"] = sorted(set(previous["sizes"]) | set(args.sizes))
-        result["seeds"] = max(previous["seeds"], args.seeds)
-    done = {(c["model"], c["size"], c["seed"]) for c in result["cells"]}
+    if args.resume and args.out.exists():
+        resume(result, json.loads(args.out.read_text()), args)
     for kind in kinds:
         if kind in result["lr"]:
             continue
@@ -357,25 +384,7 @@ def main(argv: list[str] | None = None) -> dict:
         result["validation"][name] = {str(p): round(s["score"], 4) for p, s in scores.items()}
         result["penalty"][name] = max(args.penalties, key=lambda p: scores[p]["score"])
         print(name, result["validation"][name], flush=True)
-    for size in args.sizes:
-        for seed in range(args.first_seed, args.seeds):
-            train = training_set(split["pool"], size, seed, args.classes)
-            if all((m, size, seed) in done for m in kinds + ["frozen", "frozen_twin"]):
-                continue
-            for kind in kinds:
-                if (kind, size, seed) in done:
-                    continue
-                cell = fine_tune(args, kind, result["lr"][kind], train, seed, split["test"])
-                cell["device"] = args.device.type
-                result["cells"].append({"model": kind, "size": size, "seed": seed} | cell)
-            for name, kind in (("frozen", "ours"), ("frozen_twin", "twin")):
-                if (name, size, seed) in done:
-                    continue
-                cell = frozen(feats[kind], split, train, result["penalty"][name], "test")
-                cell["device"] = args.device.type
-                result["cells"].append({"model": name, "size": size, "seed": seed} | cell)
-            print(size, seed, [round(c["score"], 3) for c in result["cells"][-4:]], flush=True)
-            args.out.write_text(json.dumps(result, indent=1) + "\n")  # so far
+    run_cells(args, result, split, kinds, feats)
     summarise(result)
     result["seconds"] = round(time.perf_counter() - start, 1)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
