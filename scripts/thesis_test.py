@@ -259,7 +259,8 @@ def summarise(result: dict) -> dict:
         for m in models
     }
     pairs = [("ours", "twin"), ("ours", "frozen"), ("frozen", "frozen_twin")]
-    pairs += [("twin", "minilm_random")] if "minilm_random" in models else []
+    pairs += [("twin", "minilm_random")]
+    pairs = [(a, b) for a, b in pairs if a in models and b in models]  # a run of some --kinds
     result["differences"] = {
         f"{a}-{b}": {
             str(size): interval([by[a, size, s] - by[b, size, s] for s in done])
