@@ -259,7 +259,8 @@ def summarise(result: dict) -> dict:
         for m in models
     }
     pairs = [("ours", "twin"), ("ours", "frozen"), ("frozen", "frozen_twin")]
-    pairs += [("twin", "minilm_random")] if "minilm_random" in models else []
+    pairs += [("twin", "minilm_random")]
+    pairs = [(a, b) for a, b in pairs if a in models and b in models]  # a run of some --kinds
     result["differences"] = {
         f"{a}-{b}": {
             str(size): interval([by[a, size, s] - by[b, size, s] for s in done])
@@ -270,6 +271,39 @@ def summarise(result: dict) -> dict:
     return result
 
 
+def resume(result: dict, previous: dict, args) -> None:
+    """Keep ``previous``'s cells, rates, penalties and note: only the missing cells will run."""
+    for key in ("lr", "penalty", "validation", "cells", "note"):
+        if key in previous:
+            result[key] = previous[key]
+    result["sizes"] = sorted(set(previous["sizes"]) | set(args.sizes))
+    result["seeds"] = max(previous["seeds"], args.seeds)
+
+
+def run_cells(args, result: dict, split: dict, kinds: list, feats: dict) -> None:
+    """Every (size, seed) cell not yet in ``result``, saved after each seed."""
+    done = {(c["model"], c["size"], c["seed"]) for c in result["cells"]}
+    for size in args.sizes:
+        for seed in range(args.first_seed, args.seeds):
+            train = training_set(split["pool"], size, seed, args.classes)
+            if all((m, size, seed) in done for m in kinds + ["frozen", "frozen_twin"]):
+                continue
+            for kind in kinds:
+                if (kind, size, seed) in done:
+                    continue
+                cell = fine_tune(args, kind, result["lr"][kind], train, seed, split["test"])
+                cell["device"] = args.device.type
+                result["cells"].append({"model": kind, "size": size, "seed": seed} | cell)
+            for name, kind in (("frozen", "ours"), ("frozen_twin", "twin")):
+                if (name, size, seed) in done:
+                    continue
+                cell = frozen(feats[kind], split, train, result["penalty"][name], "test")
+                cell["device"] = args.device.type
+                result["cells"].append({"model": name, "size": size, "seed": seed} | cell)
+            print(size, seed, [round(c["score"], 3) for c in result["cells"][-4:]], flush=True)
+            args.out.write_text(json.dumps(result, indent=1) + "\n")  # so far
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--task", choices=("thesis", "sentiment"), default="thesis")
@@ -278,11 +312,18 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--tune-size", type=int, default=16, help="per class, for lr and L2")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--first-seed", type=int, default=0, help="skip the seeds below it")
+    parser.add_argument("--kinds", nargs="+", help="only these fine-tuned models (default: all)")
     parser.add_argument("--sizes", type=int, nargs="+", default=[4, 16, 64])
     parser.add_argument("--lrs", type=float, nargs="+", default=[1e-4, 3e-4, 1e-3])
     parser.add_argument("--penalties", type=float, nargs="+", default=[1e-4, 1e-3, 1e-2, 1e-1])
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--summarise", type=Path, help="recompute the summary of a results file")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep --out's cells, rates and penalties; run only the missing cells and merge",
+    )
     args = parser.parse_args(argv)
     if args.summarise is not None:
         result = summarise(json.loads(args.summarise.read_text()))
@@ -309,6 +350,8 @@ def main(argv: list[str] | None = None) -> dict:
         kinds = ["ours", "twin"] + (["minilm_random"] if args.minilm else [])
         if args.minilm:
             minilm_encoding(args)
+    if args.kinds:
+        kinds = [kind for kind in kinds if kind in args.kinds]
     split["all"] = split["pool"] + split["validation"] + split["test"]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tune = training_set(split["pool"], args.tune_size, 0, args.classes)
@@ -324,7 +367,11 @@ def main(argv: list[str] | None = None) -> dict:
         "validation": {},
         "cells": [],
     }
+    if args.resume and args.out.exists():
+        resume(result, json.loads(args.out.read_text()), args)
     for kind in kinds:
+        if kind in result["lr"]:
+            continue
         scores = {lr: fine_tune(args, kind, lr, tune, 0, split["validation"]) for lr in args.lrs}
         result["validation"][kind] = {str(lr): round(s["score"], 4) for lr, s in scores.items()}
         result["lr"][kind] = max(args.lrs, key=lambda lr: scores[lr]["score"])
@@ -332,21 +379,13 @@ def main(argv: list[str] | None = None) -> dict:
     feats = {kind: features(args, kind, split["all"]) for kind in ("ours", "twin")}
     print("features", round(time.perf_counter() - start, 1), flush=True)
     for name, kind in (("frozen", "ours"), ("frozen_twin", "twin")):
+        if name in result["penalty"]:
+            continue
         scores = {p: frozen(feats[kind], split, tune, p, "validation") for p in args.penalties}
         result["validation"][name] = {str(p): round(s["score"], 4) for p, s in scores.items()}
         result["penalty"][name] = max(args.penalties, key=lambda p: scores[p]["score"])
         print(name, result["validation"][name], flush=True)
-    for size in args.sizes:
-        for seed in range(args.seeds):
-            train = training_set(split["pool"], size, seed, args.classes)
-            for kind in kinds:
-                cell = fine_tune(args, kind, result["lr"][kind], train, seed, split["test"])
-                result["cells"].append({"model": kind, "size": size, "seed": seed} | cell)
-            for name, kind in (("frozen", "ours"), ("frozen_twin", "twin")):
-                cell = frozen(feats[kind], split, train, result["penalty"][name], "test")
-                result["cells"].append({"model": name, "size": size, "seed": seed} | cell)
-            print(size, seed, [round(c["score"], 3) for c in result["cells"][-5:]], flush=True)
-            args.out.write_text(json.dumps(result, indent=1) + "\n")  # so far
+    run_cells(args, result, split, kinds, feats)
     summarise(result)
     result["seconds"] = round(time.perf_counter() - start, 1)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
