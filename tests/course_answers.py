@@ -70,8 +70,18 @@ WRONG = {
     "mlm_mask": """def {f}(input_ids, special_mask, mask_id, vocab_size):  # labels everywhere
     chosen = (torch.rand(input_ids.shape) < 0.15) & ~special_mask
     return input_ids.masked_fill(chosen, mask_id), input_ids.clone()""",
-    "masked_scores": """def {f}(hidden, labels, table, bias):  # every position scored
-    return hidden @ table.T + bias, labels""",
+    "pretraining_loss": """from attention_to_bert import pretraining
+
+
+def {f}(model, batch, mask_id, generator, probability, nsp):  # NSP always on
+    vocab_size = model.bert.config.vocab_size
+    inputs, labels = pretraining.mask_tokens(
+        batch["input_ids"], batch["special"], mask_id, vocab_size, generator, probability
+    )
+    chosen = labels != -100
+    mlm, nsp_logits = model(inputs, batch["token_type_ids"], batch["attention_mask"], chosen)
+    cross_entropy = torch.nn.functional.cross_entropy
+    return cross_entropy(mlm, labels[chosen]) + cross_entropy(nsp_logits, batch["nsp_labels"])""",
     "grouped_query_attention": """def {f}(q, k, v, attn_mask=None):  # not scaled by sqrt(head_dim)
     batch, heads, m, head_dim = q.shape
     groups = k.shape[1]
@@ -221,6 +231,19 @@ def {f}(next_log_probs, bos_id, eos_id, beam_size, max_length):
 def {f}(input_ids, special_mask, mask_id, vocab_size):
     generator = torch.default_generator
     return mask_tokens(input_ids, special_mask, mask_id, vocab_size, generator)""",
+    "pretraining_loss": """from attention_to_bert import pretraining
+
+
+def {f}(model, batch, mask_id, generator, probability, nsp):
+    masking = pretraining.mask_tokens  # the package's loss masks 15%: hand it the rate
+    pretraining.mask_tokens = lambda *args: masking(*args, probability=probability)
+    try:
+        mlm_loss, nsp_loss, _, _ = pretraining.pretraining_losses(
+            model, batch, mask_id, generator
+        )
+    finally:
+        pretraining.mask_tokens = masking
+    return mlm_loss + nsp_loss if nsp else mlm_loss""",
     "grouped_query_attention": """from attention_to_bert.attention import attention as book_attention
 
 

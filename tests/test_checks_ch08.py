@@ -1,57 +1,128 @@
-"""The chapter 8 checker accepts masked-LM scores at the chosen positions and catches typical
-wrong ones."""
+"""The chapter 8 checker accepts a right pre-training loss (with its two switches: the share of
+tokens masked, and NSP on or off) and catches typical wrong ones; it draws other sizes in a hidden
+test and leaves the global random state alone."""
 
-from attention_to_bert import checks
+import torch
+import torch.nn.functional as F
+
+from attention_to_bert import checks, pretraining
+from attention_to_bert.checks.grading import fresh_inputs
 
 
-def right(hidden, labels, table, bias):
+def right(model, batch, mask_id, generator, probability, nsp):
+    vocab_size = model.bert.config.vocab_size
+    inputs, labels = pretraining.mask_tokens(
+        batch["input_ids"], batch["special"], mask_id, vocab_size, generator, probability
+    )
     chosen = labels != -100
-    return hidden[chosen] @ table.T + bias, labels[chosen]
+    mlm, next_logits = model(inputs, batch["token_type_ids"], batch["attention_mask"], chosen)
+    loss = F.cross_entropy(mlm, labels[chosen])
+    if nsp:
+        loss = loss + F.cross_entropy(next_logits, batch["nsp_labels"])
+    return loss
 
 
-def every_position(hidden, labels, table, bias):
-    return hidden @ table.T + bias, labels[labels != -100]
+def every_position(model, batch, mask_id, generator, probability, nsp):
+    """Right too: scores at every position, the unchosen ones skipped by ignore_index=-100."""
+    vocab_size = model.bert.config.vocab_size
+    inputs, labels = pretraining.mask_tokens(
+        batch["input_ids"], batch["special"], mask_id, vocab_size, generator, probability
+    )
+    mlm, next_logits = model(inputs, batch["token_type_ids"], batch["attention_mask"])
+    loss = F.cross_entropy(mlm.flatten(0, 1), labels.flatten())
+    pairs = batch["nsp_labels"] != -100
+    return loss + F.cross_entropy(next_logits[pairs], batch["nsp_labels"][pairs]) if nsp else loss
 
 
-def inverted(hidden, labels, table, bias):
-    chosen = labels == -100
-    return hidden[chosen] @ table.T + bias, labels[labels != -100]
+def always_nsp(model, batch, mask_id, generator, probability, nsp):
+    return right(model, batch, mask_id, generator, probability, True)
 
 
-def no_bias(hidden, labels, table, bias):
-    chosen = labels != -100
-    return hidden[chosen] @ table.T, labels[chosen]
+def never_nsp(model, batch, mask_id, generator, probability, nsp):
+    return right(model, batch, mask_id, generator, probability, False)
 
 
-def all_labels(hidden, labels, table, bias):
-    chosen = labels != -100
-    return hidden[chosen] @ table.T + bias, labels
+def fixed_rate(model, batch, mask_id, generator, probability, nsp):
+    return right(model, batch, mask_id, generator, 0.15, nsp)
 
 
-def in_place(hidden, labels, table, bias):
-    chosen = labels != -100
-    labels[~chosen] = 0
-    return hidden[chosen] @ table.T + bias, labels[chosen]
+def global_draws(model, batch, mask_id, generator, probability, nsp):
+    return right(model, batch, mask_id, torch.Generator().manual_seed(0), probability, nsp)
 
 
-def stub(hidden, labels, table, bias):
+def averaged(model, batch, mask_id, generator, probability, nsp):
+    loss = right(model, batch, mask_id, generator, probability, nsp)
+    return loss / 2 if nsp else loss
+
+
+def no_attention_mask(model, batch, mask_id, generator, probability, nsp):
+    return right(model, {**batch, "attention_mask": None}, mask_id, generator, probability, nsp)
+
+
+def no_token_types(model, batch, mask_id, generator, probability, nsp):
+    return right(model, {**batch, "token_type_ids": None}, mask_id, generator, probability, nsp)
+
+
+def detached(model, batch, mask_id, generator, probability, nsp):
+    return right(model, batch, mask_id, generator, probability, nsp).detach()
+
+
+def as_float(model, batch, mask_id, generator, probability, nsp):
+    return right(model, batch, mask_id, generator, probability, nsp).item()
+
+
+def in_place(model, batch, mask_id, generator, probability, nsp):
+    batch["input_ids"][:, 1] = mask_id
+    return right(model, batch, mask_id, generator, probability, nsp)
+
+
+def stub(model, batch, mask_id, generator, probability, nsp):
     return None
 
 
-def test_accepts_the_right_answer(capsys):
-    assert checks.masked_scores(right)
-    assert "passes" in capsys.readouterr().out
+def test_accepts_right_answers(capsys):
+    for answer in (right, every_position):
+        assert checks.pretraining_loss(answer), answer.__name__
+        assert "passes all 4 test cases" in capsys.readouterr().out
 
 
 def test_catches_typical_wrong_answers(capsys):
     expectations = {
-        every_position: "scores at every position",
-        inverted: "NOT chosen",
-        no_bias: "bias b is missing",
-        all_labels: "chosen positions only",
-        in_place: "the input `labels` was modified in place",
+        always_nsp: "the NSP loss is added although nsp=False",
+        never_nsp: "the NSP loss is missing",
+        fixed_rate: "the masks ignore `probability`",
+        global_draws: "called once with the generator given",
+        averaged: "the two losses are averaged",
+        no_attention_mask: "without batch['attention_mask']",
+        no_token_types: "without batch['token_type_ids']",
+        detached: "one number that backpropagates",
+        as_float: "expected a torch.Tensor, got float",
+        in_place: "the input `batch` was modified in place",
         stub: "returned None",
     }
     for wrong, message in expectations.items():
-        assert not checks.masked_scores(wrong), wrong.__name__
+        assert not checks.pretraining_loss(wrong), wrong.__name__
         assert message in capsys.readouterr().out, wrong.__name__
+
+
+def test_a_hidden_test_draws_other_sizes_and_the_global_state_is_left_alone(capsys):
+    seen = []
+
+    def fitted(model, batch, mask_id, generator, probability, nsp):  # the visible vocabulary
+        seen.append(model.bert.config.vocab_size)
+        inputs, labels = pretraining.mask_tokens(
+            batch["input_ids"], batch["special"], mask_id, 40, generator, probability
+        )
+        chosen = labels != -100
+        mlm, nsp_logits = model(inputs, batch["token_type_ids"], batch["attention_mask"], chosen)
+        loss = F.cross_entropy(mlm, labels[chosen])
+        return loss + F.cross_entropy(nsp_logits, batch["nsp_labels"]) if nsp else loss
+
+    torch.manual_seed(123)
+    state = torch.random.get_rng_state()
+    assert checks.pretraining_loss(fitted) is True
+    with fresh_inputs(12345):
+        assert checks.pretraining_loss(right) is True
+        assert checks.pretraining_loss(fitted) is False
+    assert len(set(seen)) == 2 and 40 in seen
+    assert torch.equal(torch.random.get_rng_state(), state)

@@ -74,15 +74,6 @@ def test_3_2_an_ignored_max_length_is_named_not_called_a_beam_problem(capsys):
     assert ch03  # the toy model checks max_length itself
 
 
-def test_8_2_float_targets_are_caught(capsys):
-    def scores(hidden, labels, table, bias):
-        chosen = labels != -100
-        return hidden[chosen] @ table.T + bias, labels[chosen].float()
-
-    assert checks.masked_scores(scores) is False
-    assert "targets: dtype torch.float32, expected torch.int64" in capsys.readouterr().out
-
-
 def _cross(dim=-1, mask_rows=False):
     def answer(a, memory, padded, w_q, w_k, w_v):
         q, k, v = a @ w_q, memory @ w_k, memory @ w_v

@@ -166,18 +166,21 @@ def test_package_code_still_uses_a_blocked_class_and_it_is_restored():
 
 
 def test_hidden_inputs_vary_shapes(capsys):
-    visible = {}
+    def hard_coded(model, batch, mask_id, generator, probability, nsp):  # 8.2, vocabulary of 40
+        inputs, labels = mask_tokens(
+            batch["input_ids"], batch["special"], mask_id, 40, generator, probability
+        )
+        chosen = labels != -100
+        mlm, next_logits = model(inputs, batch["token_type_ids"], batch["attention_mask"], chosen)
+        loss = torch.nn.functional.cross_entropy(mlm, labels[chosen])
+        if nsp:
+            loss = loss + torch.nn.functional.cross_entropy(next_logits, batch["nsp_labels"])
+        return loss
 
-    def fitted(hidden, labels, table, bias):  # an 8.2 answer hard-coded to the visible shapes
-        chosen = labels.reshape(27) != -100
-        scores = hidden.reshape(27, 8) @ table.reshape(40, 8).T + bias
-        visible["shape"] = hidden.shape
-        return scores[chosen], labels.reshape(27)[chosen]
-
-    assert checks.masked_scores(fitted) is True
+    assert checks.pretraining_loss(hard_coded) is True
     with fresh_inputs(12345):
-        assert checks.masked_scores(fitted) is False
-    assert "raised RuntimeError" in capsys.readouterr().out
+        assert checks.pretraining_loss(hard_coded) is False
+    assert "raised ValueError" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("name", sorted(course_answers.PACKAGE))
@@ -224,9 +227,14 @@ def test_hidden_cases_are_new_and_a_right_answer_still_passes_them(name, capsys)
     seen = {"visible": [], "hidden": []}
 
     def recording(where):
+        def shape(a):  # a tensor's shape, a dict of tensors' shapes (a batch), or the value
+            if isinstance(a, dict):
+                return {key: shape(value) for key, value in a.items()}
+            return tuple(a.shape) if isinstance(a, torch.Tensor) else a
+
         def answer(*args):
-            sizes = [tuple(a.shape) if isinstance(a, torch.Tensor) else a for a in args]
-            seen[where].append([size for size in sizes if isinstance(size, tuple | int)])
+            sizes = [shape(a) for a in args]
+            seen[where].append([size for size in sizes if isinstance(size, tuple | int | dict)])
             return namespace["right"](*args)
 
         return answer
@@ -261,12 +269,14 @@ def test_the_books_solutions_pass_graded_and_hidden_with_the_package_blocked(
     from torch import nn
     from torch.nn import functional
 
+    from attention_to_bert import pretraining
     from attention_to_bert.masks import masked_softmax
     from attention_to_bert.multihead import merge_heads, split_heads
 
     # what the chapters' setup cells import, which the solutions use
     namespace = {"torch": torch, "math": math, "checks": checks, "masked_softmax": masked_softmax}
     namespace |= {"nn": nn, "F": functional, "split_heads": split_heads, "merge_heads": merge_heads}
+    namespace |= {"pretraining": pretraining}
     exec(source.replace(call, ""), namespace)
     with package_answer_blocked(name, namespace):
         assert getattr(checks, name)(namespace[answer]) is True

@@ -48,7 +48,7 @@ SOLVED_BY: dict[str, tuple[str, ...]] = {
     "cross_attention": ("attention.attention", "multihead.MultiHeadAttention"),
     "beam_step": ("translator.beam_step",),
     "mlm_mask": ("pretraining.mask_tokens",),
-    "masked_scores": (),  # the package's BERT head scores every position
+    "pretraining_loss": ("pretraining.pretraining_losses",),  # BERT's recipe (15%, NSP)
 }
 
 
