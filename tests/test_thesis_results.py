@@ -38,3 +38,26 @@ def test_the_interval_is_a_student_t_interval():
     sd = math.sqrt(sum((v - 0.2) ** 2 for v in values) / 9)
     assert abs(result["mean"] - 0.2) < 1e-9
     assert abs(result["high"] - (0.2 + 2.262 * sd / math.sqrt(10))) < 1e-4
+
+
+def test_the_sentiment_table_is_recomputed_from_its_cells_and_keeps_the_recipe():
+    """``ch08_sentiment.json`` (``--task sentiment``): its summary follows from its cells, every model
+    has 10 paired seeds (at least 7 at 500 per class), the fine-tuned rows fit their training sentences, and each
+    peak rate sits at or below its model's pre-training peak (ours: the checkpoint's; MiniLM: 1e-4).
+    Where fewer than 10 seeds ran, the note says how many."""
+    shipped = results.load("ch08_sentiment")
+    again = load_script("scripts/thesis_test.py").summarise(copy.deepcopy(shipped))
+    assert again["means"] == shipped["means"]
+    assert again["differences"] == shipped["differences"]
+    for size, count in shipped["seeds_done"].items():  # 10 paired seeds where the GPU time allowed
+        assert count >= (10 if size != "500" else 7), (size, count)
+        assert count == 10 or f"{count} seeds at {size} per class" in shipped["note"], size
+    models = {"ours", "twin", "frozen", "frozen_twin", "minilm", "minilm_random", "frozen_minilm"}
+    assert models | {"tfidf"} == set(shipped["means"])
+    _, _, info = pretraining.load_pretrained()
+    assert shipped["checkpoint_steps"] == info["steps_done"]
+    assert max(shipped["lr"]["ours"], shipped["lr"]["twin"]) <= info["recipe"]["lr"]
+    assert shipped["lr"]["minilm"] <= 1e-4
+    for cell in shipped["cells"]:
+        if cell["model"] in ("ours", "twin", "minilm", "minilm_random"):
+            assert cell["train"] >= 0.94, cell  # fine-tuned until they fit their training set
