@@ -347,10 +347,6 @@ bad("format_date on a string", "date")(lambda: dates.format_date("2009-06-25", "
 bad("format_date unknown style", "style")(
     lambda: dates.format_date(datetime.date(2009, 6, 25), "x")
 )
-bad("choose_device('mps') where there is none", "prefer")(
-    lambda: training.choose_device("mps") if not torch.backends.mps.is_available() else 1 / 0
-)
-bad("choose_device('gpu')", "prefer")(lambda: training.choose_device("gpu"))
 bad("set_seed(-1)", "seed")(lambda: training.set_seed(-1))
 bad("set_seed(1.5)", "seed")(lambda: training.set_seed(1.5))
 
@@ -936,7 +932,6 @@ def _():
 
 
 bad("load('bogus')", "name")(lambda: results.load("bogus"))
-bad("source_path(3)", "name")(lambda: results.source_path(3))
 
 
 @valid("names, format_table: the shipped results")

@@ -30,8 +30,9 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book"))
+OUT = ROOT / "book" / "attention_to_bert" / "data" / "results" / "ch06_long_range.json"
 
-from attention_to_bert import long_range, results  # noqa: E402
+from attention_to_bert import long_range  # noqa: E402
 
 TEST = 200
 
@@ -63,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--seconds", type=float, default=60.0, help="CPU seconds of training")
     parser.add_argument("--merge", nargs="+", type=Path, help="join these files' runs instead")
-    parser.add_argument("--out", type=Path, default=results.source_path("ch06_long_range"))
+    parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     if args.merge:
         tables = [json.loads(path.read_text()) for path in args.merge]

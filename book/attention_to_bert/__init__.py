@@ -7,12 +7,12 @@ attention``), so importing the package itself stays cheap.
 
 import sys
 
-from attention_to_bert.training import choose_device, set_seed
+from attention_to_bert.training import set_seed
 
 if "ipykernel" in sys.modules:  # in a notebook: every figure is stored with a text alternative
     from attention_to_bert.plotting import describe_figures_in_notebooks
 
     describe_figures_in_notebooks()
 
-__all__ = ["choose_device", "set_seed"]
+__all__ = ["set_seed"]
 __version__ = "0.1.0"

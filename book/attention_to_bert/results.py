@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 PACKAGE = "attention_to_bert.data"
@@ -29,14 +28,6 @@ def load(name: str) -> dict[str, Any]:
         raise ValueError(f"name must be one of {known}, got {name!r}")
     text = resources.files(PACKAGE).joinpath(FOLDER, f"{stem}.json").read_text(encoding="utf-8")
     return json.loads(text)
-
-
-def source_path(name: str) -> Path:
-    """Where a script writes ``name`` in a source checkout (``book/attention_to_bert/data/results``)."""
-    if not isinstance(name, str) or not name:
-        raise TypeError(f"name must be a non-empty str such as 'ch02_han', got {name!r}")
-    stem = name[: -len(".json")] if name.endswith(".json") else name
-    return Path(__file__).resolve().parent / "data" / FOLDER / f"{stem}.json"
 
 
 def format_table(
