@@ -187,7 +187,7 @@ def test_padding_does_not_change_real_tokens():
                 token_type_ids=torch.zeros(2, 4, dtype=torch.long),
             ),
             ValueError,
-            r"token_type_ids must have shape \(2, 5\)",
+            r"token_type_ids must have shape \(batch, seq\) = \(2, 5\)",
         ),
         (
             dict(
@@ -207,7 +207,7 @@ def test_padding_does_not_change_real_tokens():
         (
             dict(input_ids=torch.zeros(2, 5, dtype=torch.long), attention_mask=torch.ones(2, 4)),
             ValueError,
-            r"attention_mask must have shape \(2, 5\)",
+            r"attention_mask must have shape \(batch, seq\) = \(2, 5\)",
         ),
     ],
 )

@@ -31,6 +31,7 @@ from attention_to_bert.validate import (
     check_int,
     check_ints,
     check_number,
+    check_tensor,
     check_token_ids,
 )
 
@@ -214,11 +215,7 @@ class BertModel(nn.Module):
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)
         check_token_ids("token_type_ids", token_type_ids, self.config.type_vocab_size)
-        if token_type_ids.shape != input_ids.shape:
-            raise ValueError(
-                f"token_type_ids must have shape {tuple(input_ids.shape)} like input_ids, "
-                f"got {tuple(token_type_ids.shape)}"
-            )
+        check_tensor("token_type_ids", token_type_ids, shape=input_ids.shape, axes="(batch, seq)")
         # (batch, 1, 1, keys), True at padding: broadcast over the heads and the queries
         mask = None
         if attention_mask is not None:

@@ -106,16 +106,18 @@ def check_mask(
     meaning: str = "True = may not attend",
     hint: str = "",
     device: torch.device | None = None,
+    axes: str | None = None,
 ) -> None:
-    """A bool mask, of ``shape`` and on ``device`` if given; ``meaning`` says what True means and
-    ``hint`` how to make one, for the error message."""
+    """A bool mask, of ``shape`` (its ``axes`` named) and on ``device`` if given; ``meaning`` says
+    what True means and ``hint`` how to make one, for the error message."""
     if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
         got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
         if hint and isinstance(mask, Tensor):
             got = f"dtype {mask.dtype}; {hint}"
         raise TypeError(f"{name} must be a bool tensor ({meaning}), got {got}")
     if shape is not None and tuple(mask.shape) != tuple(shape):
-        raise ValueError(f"{name} must have shape {tuple(shape)}, got {tuple(mask.shape)}")
+        named = f"{axes} = " if axes else ""
+        raise ValueError(f"{name} must have shape {named}{tuple(shape)}, got {tuple(mask.shape)}")
     if device is not None and mask.device != device:
         raise ValueError(f"{name} must be on the inputs' device {device}, got {mask.device}")
 
