@@ -1,6 +1,5 @@
-"""Chapter 8's fine-tuning comparison on the UCI sentences: the splits (600 test sentences, 283 for
-validation, training sets drawn from the rest with each seed), the encoders and their features,
-shared by the chapter and ``scripts/finetune_table.py`` (which fine-tunes and writes the table)."""
+"""Chapter 8's fine-tuning comparison on the UCI sentences (with ``scripts/finetune_table.py``): the
+splits (600 test, 283 validation, training sets drawn from the rest), the encoders, their features."""
 
 from __future__ import annotations
 
@@ -50,8 +49,7 @@ def training_set(pool: list, size: int, seed: int) -> list:
 
 
 class Encoder:
-    """A BERT encoder and its tokenizer behind one ``hidden(sentences)``: ``kind`` is one of
-    ``KINDS``, all-MiniLM-L6-v2 (``"minilm"``), the book's (``"book"``) or it untrained."""
+    """A BERT encoder of ``KINDS`` (all-MiniLM-L6-v2, the book's, or it untrained) and its tokenizer."""
 
     def __init__(self, kind: str) -> None:
         check_choice("kind", kind, KINDS)

@@ -67,11 +67,9 @@ class BiGRUEncoder(nn.Module):
 
 class ContextAttention(nn.Module):
     """HAN's attention: a learned context vector ``u`` (the query) scores the keys ``u_i`` of the states.
-
     ``forward(values, padding_mask)``: ``(batch, length, input_size)`` and ``(batch, length)`` (True =
     padding) -> ``(pooled, weights)``, ``(batch, input_size)`` and ``(batch, length)``. ``score="dot"``
-    is the paper's ``u_i . u``, ``"additive"`` is ``v^T tanh(W_q u + W_k u_i)`` (``AdditiveScore``).
-    """
+    is the paper's ``u_i . u``, ``"additive"`` is ``v^T tanh(W_q u + W_k u_i)`` (``AdditiveScore``)."""
 
     def __init__(self, input_size: int, attention_size: int, score: str = "dot") -> None:
         super().__init__()
@@ -160,15 +158,10 @@ class HierarchicalAttentionNetwork(nn.Module):
         sentence_vectors, word_weights = self.word_attention(word_states, flat_mask)
 
         # Sentence level: every document is one sequence of sentence vectors.
-        sentence_vectors = sentence_vectors.reshape(
-            documents, sentences, self.classifier.in_features
-        )
+        sentence_vectors = sentence_vectors.reshape(documents, sentences, -1)
         sentence_states = self.sentence_encoder(sentence_vectors, sentence_padding_mask)
         document_vectors, sentence_weights = self.sentence_attention(
             sentence_states, sentence_padding_mask
         )
-        return HANOutput(
-            self.classifier(document_vectors),
-            sentence_weights,
-            word_weights.reshape(documents, sentences, words),
-        )
+        word_weights = word_weights.reshape(documents, sentences, words)
+        return HANOutput(self.classifier(document_vectors), sentence_weights, word_weights)

@@ -12,7 +12,14 @@ from torch import nn
 from attention_to_bert.masks import attends_to_nothing, combine_masks, masked_softmax, weighted_sum
 from attention_to_bert.masks import causal_mask as causal_mask  # re-exported for chapter 5
 from attention_to_bert.masks import padding_mask_from_ids as padding_mask_from_ids  # re-exported
-from attention_to_bert.validate import check_fraction, check_instance, check_int, check_tensor
+from attention_to_bert.validate import (
+    check_fraction,
+    check_instance,
+    check_int,
+    check_ints,
+    check_same,
+    check_tensor,
+)
 
 
 def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
@@ -43,8 +50,7 @@ class MultiHeadAttention(nn.Module):
         self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True
     ) -> None:
         super().__init__()
-        check_int("d_model", d_model)
-        check_int("num_heads", num_heads)
+        check_ints(d_model=d_model, num_heads=num_heads)
         if d_model % num_heads != 0:
             raise ValueError(
                 f"d_model={d_model} must be divisible by num_heads={num_heads} (each head gets d_model // num_heads "
@@ -75,15 +81,8 @@ class MultiHeadAttention(nn.Module):
                 raise ValueError(
                     f"{name}'s last dimension must be d_model={self.d_model}, got {tensor.shape[-1]}"
                 )
-        if not query.shape[0] == key.shape[0] == value.shape[0]:
-            raise ValueError(
-                "query, key and value must have the same batch size, "
-                f"got {query.shape[0]}, {key.shape[0]}, {value.shape[0]}"
-            )
-        if key.shape[1] != value.shape[1]:
-            raise ValueError(
-                f"key and value must have the same length, got {key.shape[1]} and {value.shape[1]}"
-            )
+        check_same("batch size", query=len(query), key=len(key), value=len(value))
+        check_same("length", key=key.shape[1], value=value.shape[1])
 
     def forward(
         self,

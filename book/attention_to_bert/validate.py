@@ -39,6 +39,14 @@ def check_choice(name: str, value: object, choices: tuple) -> None:
         raise ValueError(f"{name} must be one of {choices}, got {value!r}")
 
 
+def check_same(what: str, **sizes: object) -> None:
+    """Equal values, such as batch sizes: ``check_same("batch size", query=4, key=4)``."""
+    if len(set(sizes.values())) > 1:
+        *names, last = sizes
+        got = ", ".join(f"{name} {size}" for name, size in sizes.items())
+        raise ValueError(f"{', '.join(names)} and {last} must have the same {what}, got {got}")
+
+
 def check_strings(name: str, value: object) -> None:
     """A list or tuple of ``str`` (one string alone is refused: it would be read as characters)."""
     wrong = [v for v in value if not isinstance(v, str)] if isinstance(value, list | tuple) else 0
