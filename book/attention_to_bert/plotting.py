@@ -1,5 +1,6 @@
 """Attention heatmaps: one matrix, or a grid of heads, with the tokens on both axes; figures stored
-with a text alternative; and the drawing half of ``interactive``'s figures (their HTML and pictures)."""
+with a text alternative; the drawing half of ``interactive``'s figures (their HTML and pictures);
+and ``format_table``, the plain-text tables of the shipped results (``results`` re-exports it)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import io
 import json
 from collections.abc import Sequence
 from importlib import resources
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -322,3 +324,31 @@ def _scaling_picture(statistics: list, size: int) -> str:
     axes[0].set_yticks(range(num_keys), [f"k{i + 1}" for i in range(num_keys)])
     axes[0].invert_yaxis()
     return _png(fig)
+
+
+def format_table(
+    rows: list[dict[str, Any]],
+    columns: list[str],
+    *,
+    digits: int = 3,
+    headers: list[str] | None = None,
+) -> str:
+    """A plain-text table of ``rows`` (dicts) in ``columns``; floats rounded to ``digits``."""
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise TypeError("rows must be a list of dicts, one a row")
+    if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns) or not columns:
+        raise TypeError("columns must be a non-empty list of str (the keys to print)")
+    if headers is not None and (not isinstance(headers, list) or len(headers) != len(columns)):
+        raise ValueError(f"headers must be a list of {len(columns)} str, one per column")
+
+    def cell(value: Any) -> str:
+        if isinstance(value, float):
+            return f"{value:.{digits}f}"
+        return "" if value is None else str(value)
+
+    body = [[cell(row.get(c)) for c in columns] for row in rows]
+    head = headers or columns
+    widths = [max(len(str(h)), *(len(line[i]) for line in body)) for i, h in enumerate(head)]
+    lines = ["  ".join(str(h).rjust(w) for h, w in zip(head, widths, strict=True))]
+    lines += ["  ".join(v.rjust(w) for v, w in zip(line, widths, strict=True)) for line in body]
+    return "\n".join(lines)
