@@ -896,17 +896,15 @@ bad("query_weights query of 3 numbers", "query")(
     lambda: interactive.query_weights([[0.0, 1.0], [1.0, 0.0]], [0.5, 0.5, 0.5])
 )
 bad("query_figure_html one label for two keys", "labels")(
-    lambda: interactive.query_figure_html([[0.0, 1.0], [1.0, 0.0]], ["a"])
+    lambda: plotting.query_figure_html([[0.0, 1.0], [1.0, 0.0]], ["a"])
 )
 bad("scaling_figure_html(start_size=3)", "start_size")(
-    lambda: interactive.scaling_figure_html(start_size=3)
+    lambda: plotting.scaling_figure_html(start_size=3)
 )
 bad("show_query_figure key outside the domain", "domain")(
-    lambda: interactive.show_query_figure([[0.0, 9.0], [1.0, 0.0]], ["a", "b"])
+    lambda: plotting.show_query_figure([[0.0, 9.0], [1.0, 0.0]], ["a", "b"])
 )
-bad("show_scaling_figure(num_keys=1)", "num_keys")(
-    lambda: interactive.show_scaling_figure(num_keys=1)
-)
+bad("show_scaling_figure(num_keys=1)", "num_keys")(lambda: plotting.show_scaling_figure(num_keys=1))
 bad("scaling_draw(num_keys=-1)", "num_keys")(lambda: interactive.scaling_draw(-1, 0))
 bad("scaling_statistics(size=600)", "size")(
     lambda: interactive.scaling_statistics(10, 0, 600, True)
