@@ -1,9 +1,6 @@
-"""Helper package of the book *From Attention to BERT*.
-
-Each chapter derives a piece step by step in its notebook; this package keeps the final version so
-that later chapters can import it. Submodules are imported on demand (``from attention_to_bert import
-attention``), so importing the package itself stays cheap.
-"""
+"""Helper package of the book *From Attention to BERT*: each chapter derives a piece step by step in
+its notebook, this package keeps the final version for later chapters. Submodules are imported on
+demand (``from attention_to_bert import attention``), so importing the package itself stays cheap."""
 
 import sys
 

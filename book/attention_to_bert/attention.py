@@ -1,9 +1,7 @@
 """Attention as a weight distribution (chapter 1): score functions and attention pooling.
-
 Shapes: a query is ``(..., n_q, d_q)``, keys ``(..., n_k, d_k)``, values ``(..., n_k, d_v)``. A score
 function returns ``(..., n_q, n_k)``, the (masked) softmax over the last dimension turns each row into
-weights that sum to one, and the output is the weighted sum of the values, ``(..., n_q, d_v)``.
-"""
+weights that sum to one, and the output is the weighted sum of the values, ``(..., n_q, d_v)``."""
 
 from __future__ import annotations
 

@@ -1,9 +1,7 @@
 """Hierarchical Attention Network (Yang et al., NAACL 2016) for document classification (chapter 2).
-
 A GRU reads each sentence and attention pools its words into a sentence vector; a second GRU and
 attention pool the sentences into the document vector, which a linear layer classifies. Padded words
-and sentences get weight exactly 0 and are never read (packed sequences), wherever they are.
-"""
+and sentences get weight exactly 0 and are never read (packed sequences), wherever they are."""
 
 from __future__ import annotations
 
@@ -106,12 +104,10 @@ class MeanPooling(nn.Module):
 
 
 class HierarchicalAttentionNetwork(nn.Module):
-    """Word encoder -> word attention -> sentence encoder -> sentence attention -> classifier.
-    ``forward(word_ids, word_padding_mask=None)`` takes ``word_ids`` ``(documents, sentences, words)``
-    and returns a ``HANOutput``. ``word_padding_mask`` is True at padding; without it, positions equal
-    to ``pad_id`` are padding. A sentence whose words are all padding is a padded sentence.
-    ``pooling="mean"`` replaces both attention layers by the plain mean (the baseline); ``score``
-    picks the similarity of the attention layers."""
+    """Word encoder -> word attention -> sentence encoder -> sentence attention -> classifier:
+    ``forward(word_ids, word_padding_mask=None)``, ``word_ids`` ``(documents, sentences, words)``, gives
+    a ``HANOutput``; ``word_padding_mask`` is True at padding (default: ``word_ids == pad_id``), and a
+    sentence of padding is padding. ``pooling="mean"``: the plain mean instead of attention (baseline)."""
 
     def __init__(
         self,

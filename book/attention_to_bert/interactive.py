@@ -6,8 +6,7 @@ read from the package, and a static picture of the first state for where JavaScr
   arrow keys); the weights are drawn as bars and the output as a point. ``query_weights`` computes
   the same weights with the package's ``attention``, to check the figure against the code.
 * the scaling figure: one query against ten random keys, a slider for d_k (1 to 512) and a toggle
-  for dividing by sqrt(d_k): the softmax saturates as it is moved (``scaling_statistics``).
-"""
+  for dividing by sqrt(d_k): the softmax saturates as it is moved (``scaling_statistics``)."""
 
 from __future__ import annotations
 

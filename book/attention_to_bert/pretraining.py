@@ -264,7 +264,8 @@ def load_tokenizer(folder: Path | str | Traversable = SHIPPED) -> Any:
     return Tokenizer.from_str(_written(folder, "tokenizer.json").read_text(encoding="utf-8"))
 
 
-def _written(folder: Path | str | Traversable, name: str) -> Traversable:  # which must exist
+def _written(folder: Path | str | Traversable, name: str) -> Traversable:
+    """``folder/name``, which must exist (the pre-training script writes it)."""
     if isinstance(folder, str):
         folder = Path(folder)
     if not isinstance(folder, Traversable):

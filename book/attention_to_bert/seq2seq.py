@@ -1,5 +1,4 @@
 """An RNN encoder–decoder with attention (Bahdanau et al., 2015; Luong et al., 2015), and without it.
-
 The encoder is a bidirectional GRU; its outputs ``h_1 .. h_S`` (one vector per source token) are the
 keys and the values of the attention, untransformed. At decoder step ``t`` the previous decoder state
 ``s_{t-1}`` is the query; the context ``c_t = sum_j alpha_{t,j} h_j`` and the previous output token
@@ -12,8 +11,7 @@ feed the GRU that computes the new state ``s_t``, and the output layer reads ``[
 
 ``score`` is ``"additive"`` (Bahdanau), ``"dot"`` or ``"general"`` (Luong), or ``None``: no attention,
 the context is then the same fixed vector at every step, the encoder's final states (Cho et al., 2014).
-Chapter 3 trains it on dates; chapter 6 trains it again to compare with the Transformer.
-"""
+Chapter 3 trains it on dates; chapter 6 trains it again to compare with the Transformer."""
 
 from __future__ import annotations
 
@@ -90,8 +88,8 @@ class Encoder(nn.Module):
 
 class Decoder(nn.Module):
     """A GRU decoder that attends over the encoder outputs at every step (or, with ``score=None``, does not).
-    ``step`` computes one output distribution; ``forward`` runs all steps with teacher forcing. Both
-    take the keys' projection, computed once per sentence by :meth:`project_keys`."""
+    ``step`` computes one output distribution; ``forward`` runs all steps with teacher forcing; it and
+    :func:`greedy_decode` project the keys once per sentence (:meth:`project_keys`) for every step."""
 
     def __init__(
         self,

@@ -1,9 +1,7 @@
 """The Transformer of Vaswani et al. (2017), small and plain: batch-first, post-LN, ReLU (chapter 6).
-
 ``EncoderLayer``, ``DecoderLayer`` and ``Transformer`` equal their ``torch.nn`` twins after
 ``from_torch``; every forward also returns the attention weights of each layer. Every mask is a bool
-tensor, True = may not attend (torch's convention), with the shapes of ``masks.combine_masks``.
-"""
+tensor, True = may not attend (torch's convention), with the shapes of ``masks.combine_masks``."""
 
 from __future__ import annotations
 
