@@ -94,15 +94,13 @@ def scaling_statistics(
     return weights.detach(), weights.max().item(), scores.grad.norm().item()
 
 
-# ---------------------------------------------------------------------------------------------------
-
-
 def _imul(a: int, b: int) -> int:
     """JavaScript's ``Math.imul`` on unsigned 32-bit values, as an unsigned 32-bit result."""
     return (a * b) & 0xFFFFFFFF
 
 
 def _points(name: str, points) -> Tensor:
+    """``points`` as a float64 tensor ``(n, 2)``, checked (``plotting``'s figures use it too)."""
     try:
         tensor = torch.as_tensor(points, dtype=torch.float64)
     except (TypeError, ValueError, RuntimeError) as error:
