@@ -389,7 +389,7 @@ NOT_COVERED = {  # public names no probe calls, and why
     "bert.BertLayer": "a building block of BertModel",
 }
 tokenizer = functools.cache(PT.load_tokenizer)
-book_encoder = functools.cache(lambda: FT.Encoder("book"))
+minilm_encoder = functools.cache(lambda: FT.Encoder("minilm"))
 ten = vocabulary.Vocabulary("0123456789")
 digits = seq2seq.Seq2Seq(ten, ten, hidden_size=8, embedding_size=4)
 decoder = digits.decoder
@@ -802,9 +802,8 @@ def _():
 # fine-tuning
 bad("training_set(pool, -1)", "size")(lambda: FT.training_set([("a", 0)], -1, 0))
 bad("finetuning.Encoder('bogus')", "kind")(lambda: FT.Encoder("bogus"))
-bad("Encoder.hidden one string", "texts")(lambda: book_encoder().hidden("a sentence"))
 bad("mean_pool mask of 2s", "mask")(lambda: FT.mean_pool(x8, torch.full((2, 5), 2)))
-bad("features('bogus')", "kind")(lambda: FT.features("bogus", book_encoder(), [("a", 0)]))
+bad("features('bogus')", "kind")(lambda: FT.features("bogus", minilm_encoder(), [("a", 0)]))
 
 
 @valid("mean_pool: a row with no token gives zeros")
@@ -820,7 +819,7 @@ def _():
 
 @valid("features('static') of an empty sentence: zeros, not NaN")
 def _():
-    matrix = FT.features("static", book_encoder(), [("", 0), ("a good film", 1)])
+    matrix = FT.features("static", minilm_encoder(), [("", 0), ("a good film", 1)])
     return (
         matrix
         if not finite(matrix)
