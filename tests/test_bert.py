@@ -117,7 +117,9 @@ def test_config_from_minilm_and_its_checks(minilm):
         1536,
         1e-12,
     )
-    with pytest.raises(ValueError, match="multiple of num_attention_heads"):
+    with pytest.raises(
+        ValueError, match="hidden_size=10 must be divisible by num_attention_heads=4"
+    ):
         bert.BertConfig(hidden_size=10, num_attention_heads=4)
     with pytest.raises(ValueError, match="hidden_act"):
         bert.BertConfig(hidden_act="swish")

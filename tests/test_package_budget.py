@@ -11,7 +11,7 @@ from helpers import ROOT
 PACKAGE = ROOT / "book" / "attention_to_bert"
 NOT_COUNTED = ("plotting.py", "bertviz_offline.py")  # checks/ and data/ are sub-packages
 GOAL = 2_800
-CEILING = 2_844
+CEILING = 2_843
 MODULE_LIMIT = 450
 
 

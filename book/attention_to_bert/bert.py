@@ -26,6 +26,7 @@ from attention_to_bert.multihead import merge_heads, split_heads
 from attention_to_bert.outputs import BertModelOutput
 from attention_to_bert.validate import (
     check_choice,
+    check_divisible,
     check_fraction,
     check_instance,
     check_int,
@@ -65,11 +66,8 @@ class BertConfig:
         check_fraction("attention_probs_dropout_prob", self.attention_probs_dropout_prob)
         check_number("layer_norm_eps", self.layer_norm_eps, positive=True)
         check_number("initializer_range", self.initializer_range, positive=True)
-        if self.hidden_size % self.num_attention_heads:
-            raise ValueError(
-                f"hidden_size ({self.hidden_size}) must be a multiple of num_attention_heads "
-                f"({self.num_attention_heads})"
-            )
+        heads = self.num_attention_heads
+        check_divisible("hidden_size", self.hidden_size, "num_attention_heads", heads)
         check_choice("hidden_act", self.hidden_act, ("gelu",))  # exact: x * Phi(x), not tanh's
         check_choice("attn_implementation", self.attn_implementation, ("eager", "sdpa"))
 

@@ -25,10 +25,10 @@ SCORES = ("dot", "additive")  # the scores of the attention layers, named as in 
 POOLINGS = ("attention", "mean")
 
 
-def _check_padded(name: str, values: Tensor, padding_mask: Tensor) -> None:
-    """``values`` ``(batch, length, features)``, ``padding_mask`` ``(batch, length)`` (True = padding)."""
-    check_tensor(name, values, floating=True, dim=3, axes="(batch, length, features)")
-    check_mask("padding_mask", padding_mask, tuple(values.shape[:2]), "True = padding")
+def _check_padded(name: str, x: Tensor, mask: Tensor, dtype: bool | torch.dtype = True) -> None:
+    """``x`` (batch, length, features), floating (of ``dtype``); ``mask`` (batch, length), True = padding."""
+    check_tensor(name, x, floating=dtype, dim=3, axes="(batch, length, features)")
+    check_mask("padding_mask", mask, tuple(x.shape[:2]), "True = padding")
 
 
 class BiGRUEncoder(nn.Module):
@@ -44,8 +44,7 @@ class BiGRUEncoder(nn.Module):
         self.output_size = 2 * hidden_size
 
     def forward(self, inputs: Tensor, padding_mask: Tensor) -> Tensor:
-        _check_padded("inputs", inputs, padding_mask)
-        check_tensor("inputs", inputs, floating=self.gru.weight_ih_l0.dtype)
+        _check_padded("inputs", inputs, padding_mask, self.gru.weight_ih_l0.dtype)
         lengths = (~padding_mask).sum(dim=1)
         # the real elements first, in their order (the identity if the padding is at the end)
         order = torch.argsort(padding_mask.to(torch.uint8), dim=1, stable=True)
@@ -80,8 +79,7 @@ class ContextAttention(nn.Module):
         self.score = dot_score if score == "dot" else AdditiveScore(size, size, size)
 
     def forward(self, values: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
-        _check_padded("values", values, padding_mask)
-        check_tensor("values", values, floating=self.key_projection.weight.dtype)
+        _check_padded("values", values, padding_mask, self.key_projection.weight.dtype)
         # one query per sequence: (batch, 1, attention_size)
         query = self.context.expand(values.shape[0], 1, -1)
         keys = torch.tanh(self.key_projection(values))

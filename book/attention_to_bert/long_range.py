@@ -48,7 +48,8 @@ def make_model(name: str, length: int) -> nn.Module:
 
 def logits_of(model: nn.Module, source: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """Teacher-forced logits (batch, n + 1, vocab) for ``target`` framed as <bos> ... <eos>."""
-    _check_model(model)
+    what = "make_model('rnn' or 'transformer', ...)"
+    check_instance("model", model, (seq2seq.Seq2Seq, Seq2SeqTransformer), what)
     if isinstance(model, seq2seq.Seq2Seq):
         lengths = torch.full((len(source),), source.shape[1])
         return model(source, lengths, target[:, :-1])[0]
@@ -112,8 +113,3 @@ def train(
         "losses": losses,
     }
     return result if evaluate is None else result | evaluate(model)
-
-
-def _check_model(model: object) -> None:
-    what = "make_model('rnn' or 'transformer', ...)"
-    check_instance("model", model, (seq2seq.Seq2Seq, Seq2SeqTransformer), what)

@@ -268,8 +268,7 @@ def _written(folder: Path | str | Traversable, name: str) -> Traversable:
     """``folder/name``, which must exist (the pre-training script writes it)."""
     if isinstance(folder, str):
         folder = Path(folder)
-    if not isinstance(folder, Traversable):
-        raise TypeError(f"folder must be a path, got {type(folder).__name__}")
+    check_instance("folder", folder, Traversable, "a path")
     path = folder.joinpath(name)
     if not path.is_file():
         raise FileNotFoundError(

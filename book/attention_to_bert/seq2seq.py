@@ -44,8 +44,7 @@ from attention_to_bert.validate import (
     check_token_ids,
 )
 
-SCORES = ("additive", "dot", "general", None)
-"""The attention scores a :class:`Seq2Seq` can use; ``None`` means no attention."""
+SCORES = ("additive", "dot", "general", None)  # a Seq2Seq's attention scores; None: no attention
 
 
 def _check_source(source: object, lengths: object, vocab_size: int, pad_id: int) -> None:

@@ -39,6 +39,16 @@ def check_choice(name: str, value: object, choices: tuple) -> None:
         raise ValueError(f"{name} must be one of {choices}, got {value!r}")
 
 
+def check_divisible(name: str, value: int, by_name: str, by: int) -> None:
+    """``value`` a multiple of ``by``, such as d_model of num_heads (each head gets value // by)."""
+    if value % by:
+        divisors = [d for d in range(1, value + 1) if value % d == 0][:8]
+        raise ValueError(
+            f"{name}={value} must be divisible by {by_name}={by} (each head gets {name} // "
+            f"{by_name} features); try {by_name} in {divisors}"
+        )
+
+
 def check_same(what: str, **sizes: object) -> None:
     """Equal values, such as batch sizes: ``check_same("batch size", query=4, key=4)``."""
     if len(set(sizes.values())) > 1:
