@@ -38,7 +38,7 @@ RESULTS = ROOT / "benchmarks" / "results.md"
 IMAGES = ROOT / "book" / "images"
 sys.path.insert(0, str(ROOT / "book"))
 
-from attention_to_bert import choose_device, set_seed  # noqa: E402
+from attention_to_bert import set_seed  # noqa: E402
 
 MHA_TARGET, BERT_TARGET = 1.10, 1.05
 CHAPTER_TARGET_S, BOOK_TARGET_S, SITE_TARGET_S = 75.0, 360.0, 60.0
@@ -47,6 +47,20 @@ SCALING_LENGTHS = [64, 128, 256, 512, 1024, 2048]
 
 
 # --- Measuring ---
+
+
+def choose_device(prefer: str | None = None) -> torch.device:
+    """The device to compute on: ``prefer`` (such as ``"cpu"``) if given, else CUDA when present."""
+    if prefer is not None and not isinstance(prefer, str | torch.device):
+        raise TypeError(f"prefer must be a device name such as 'cpu', got {type(prefer).__name__}")
+    try:
+        device = torch.device(prefer or ("cuda" if torch.cuda.is_available() else "cpu"))
+    except RuntimeError:
+        raise ValueError(f"prefer must be a device name such as 'cuda', got {prefer!r}") from None
+    available = {"cuda": torch.cuda.is_available(), "mps": torch.backends.mps.is_available()}
+    if not available.get(device.type, True):
+        raise ValueError(f"prefer={prefer!r} was asked for, but this machine has no {device.type}")
+    return device
 
 
 def synchronize(device: torch.device) -> None:

@@ -27,22 +27,79 @@ import time
 from pathlib import Path
 
 import torch
+from torch import nn
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book"))
+OUT = ROOT / "book" / "attention_to_bert" / "data" / "results" / "ch06_long_range.json"
 
-from attention_to_bert import long_range, results  # noqa: E402
+from attention_to_bert import long_range, seq2seq  # noqa: E402
+from attention_to_bert.data import encode_pairs  # noqa: E402
 
 TEST = 200
+
+
+@torch.no_grad()
+def greedy(model: nn.Module, source: torch.Tensor, steps: int) -> torch.Tensor:
+    """Greedy outputs (batch, steps) of either model (the Transformer: no cache, prefix re-run)."""
+    if isinstance(model, seq2seq.Seq2Seq):
+        return seq2seq.greedy_decode(model, source, max_length=steps)[0]
+    memory, _ = model.encode(source)
+    prefix = torch.full((len(source), 1), model.bos_id)
+    for _ in range(steps):
+        logits, _, _ = model.decode(prefix, memory, source)
+        prefix = torch.cat([prefix, logits[:, -1:].argmax(-1)], dim=1)
+    return prefix[:, 1:]
+
+
+def score(model: nn.Module, test: list[tuple[str, str]]) -> dict:
+    """Greedy letter accuracy and exact match, and teacher-forced letter accuracy, on ``test``;
+    also the greedy letter accuracy in each quarter of the output (first letters written first)."""
+    model.eval()
+    source, _, target = encode_pairs(test, long_range.VOCAB, long_range.VOCAB)
+    expected = target[:, 1:]  # the letters, then <eos>
+    with torch.no_grad():
+        forced = long_range.logits_of(model, source, target).argmax(-1)
+    written = greedy(model, source, expected.shape[1])
+    width = min(written.shape[1], expected.shape[1])
+    letters = expected.shape[1] - 1  # <eos> left out of the letter accuracy
+    right = written[:, :width] == expected[:, :width]
+    if width < expected.shape[1]:  # stopped early: the rest counts as wrong
+        right = torch.cat([right, torch.zeros(len(right), expected.shape[1] - width).bool()], 1)
+    model.train()
+    return {
+        "greedy_letter_accuracy": round(right[:, :letters].float().mean().item(), 4),
+        "exact_match": round(right.all(dim=1).float().mean().item(), 4),
+        "forced_letter_accuracy": round((forced == expected)[:, :letters].float().mean().item(), 4),
+        "greedy_by_quarter": [
+            round(q.float().mean().item(), 4) for q in right[:, :letters].chunk(4, dim=1)
+        ],
+    }
+
+
+def scored(test: list[tuple[str, str]]):
+    """The ``evaluate`` of ``long_range.train``: ``score`` on ``test``, and its CPU seconds."""
+
+    def evaluate(model: nn.Module) -> dict:
+        start = time.process_time()
+        scores = score(model, test)
+        return scores | {"scoring_cpu_seconds": round(time.process_time() - start, 1)}
+
+    return evaluate
 
 
 def run_all(lengths: list[int], seeds: list[int], models: list[str], seconds: float) -> list:
     """Every (length, seed, model) run, each printed as it ends."""
     runs = []
     for length in lengths:
+        test = long_range.reversal_pairs(
+            TEST, length, torch.Generator().manual_seed(10**6 + length)
+        )
         for seed in seeds:
             for name in models:
-                result = long_range.train(name, length, seed, seconds=seconds, test_size=TEST)
+                result = long_range.train(
+                    name, length, seed, seconds=seconds, evaluate=scored(test)
+                )
                 print(
                     f"{name:11} n={length:3d} seed {seed}: {result['steps']:4d} steps,",
                     f"loss {result['last_losses_mean']:.3f}, greedy letters",
@@ -63,7 +120,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--seconds", type=float, default=60.0, help="CPU seconds of training")
     parser.add_argument("--merge", nargs="+", type=Path, help="join these files' runs instead")
-    parser.add_argument("--out", type=Path, default=results.source_path("ch06_long_range"))
+    parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     if args.merge:
         tables = [json.loads(path.read_text()) for path in args.merge]

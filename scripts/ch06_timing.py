@@ -28,8 +28,9 @@ import torch.nn.functional as F
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book"))
+OUT = ROOT / "book" / "attention_to_bert" / "data" / "results" / "ch06_timing.json"
 
-from attention_to_bert import results, seq2seq, set_seed  # noqa: E402
+from attention_to_bert import seq2seq, set_seed  # noqa: E402
 from attention_to_bert.data import date_splits  # noqa: E402
 from attention_to_bert.translator import Seq2SeqTransformer  # noqa: E402
 
@@ -96,7 +97,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lengths", nargs="+", type=int, default=[8, 16, 32, 64, 128, 256])
     parser.add_argument("--repeats", type=int, default=9)
-    parser.add_argument("--out", type=Path, default=results.source_path("ch06_timing"))
+    parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     table = {
         "lengths": args.lengths,

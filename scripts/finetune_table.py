@@ -46,14 +46,16 @@ from torch import nn
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book"))
 
-from attention_to_bert.finetuning import (  # noqa: E402
-    CONTEXT,
-    Encoder,
-    features,
-    mean_pool,
-    splits,
-    training_set,
+from attention_to_bert import finetuning  # noqa: E402
+from attention_to_bert.bert import BertConfig  # noqa: E402
+from attention_to_bert.finetuning import CONTEXT, features, mean_pool, splits, training_set  # noqa: E402
+from attention_to_bert.pretraining import (  # noqa: E402
+    DICTIONARY,
+    BertForPreTraining,
+    encode_texts,
+    load_pretrained,
 )
+from attention_to_bert.validate import check_choice, check_strings  # noqa: E402
 
 OUT = ROOT / "book" / "attention_to_bert" / "data" / "results" / "ch08_finetune.json"
 SIZES = (16, 64, 256, 1000)
@@ -62,6 +64,53 @@ GRIDS = {
     "book": (3e-4, 1e-3, 3e-3, 1e-2),
     "scratch": (3e-4, 1e-3, 3e-3, 1e-2),
 }
+
+
+class Encoder(finetuning.Encoder):
+    """``finetuning.Encoder`` with the table's other encoders (``"book"``, the book's pre-trained
+    BERT, and ``"scratch"``, it untrained) and the last layer's features, mean-pooled or at [CLS]."""
+
+    KINDS = ("minilm", "book", "scratch")
+    FEATURES = ("static", "frozen_mean", "frozen_cls")
+
+    def __init__(self, kind: str) -> None:
+        check_choice("kind", kind, self.KINDS)
+        if kind == "minilm":
+            super().__init__(kind)
+            return
+        self.kind = kind
+        pretrained, tokenizer, _ = load_pretrained(DICTIONARY)  # the table's model
+        config = pretrained.bert.config
+        if kind == "scratch":
+            pretrained = BertForPreTraining(BertConfig(**vars(config)))
+        self.model = pretrained.bert
+        self.model.config.attn_implementation = "sdpa"
+        for layer in self.model.encoder.layer:
+            layer.attention.self.use_sdpa = True
+
+        def tokenize(texts):
+            ids = encode_texts(tokenizer, texts, config.max_position_embeddings)
+            return {
+                "input_ids": ids,
+                "token_type_ids": torch.zeros_like(ids),
+                "attention_mask": (ids != 0).long(),
+            }
+
+        self.tokenize = tokenize
+
+    def hidden(self, texts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
+        """The last layer ``(batch, seq, hidden)`` and the attention_mask (1 = real token)."""
+        check_strings("texts", texts)
+        batch = self.tokenize(texts)
+        names = ("input_ids", "token_type_ids", "attention_mask")
+        out = self.model(*(batch[name] for name in names), output_attentions=False)[0]
+        return out, batch["attention_mask"]
+
+    def _features(self, kind: str, texts: list[str]) -> torch.Tensor:
+        if kind == "static":
+            return super()._features(kind, texts)
+        hidden, mask = self.hidden(texts)
+        return mean_pool(hidden, mask) if kind == "frozen_mean" else hidden[:, 0]
 
 
 @torch.no_grad()

@@ -110,3 +110,30 @@ def test_a_failing_notebook_is_a_row_not_a_crash(run, tmp_path):
     text = run.bench_notebooks(plot=False, notebooks=[path])
     row = [line for line in text.splitlines() if line.startswith("| 99_broken")][0]
     assert "failed" in row and "RuntimeError" in row  # the error the cell raised
+
+
+def test_choose_device_defaults_to_cuda_or_cpu(run):
+    expected = "cuda" if torch.cuda.is_available() else "cpu"
+    assert run.choose_device().type == expected
+    assert run.choose_device("cpu").type == "cpu"
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+@pytest.mark.parametrize("name", ["cuda", "mps"])
+def test_choose_device_refuses_a_missing_device(run, name):
+    if (
+        name == "cuda"
+        and torch.cuda.is_available()
+        or name == "mps"
+        and torch.backends.mps.is_available()
+    ):
+        pytest.skip(f"this machine has {name}")
+    with pytest.raises(ValueError, match=f"prefer='{name}' was asked for, but this machine has no"):
+        run.choose_device(name)
+
+
+def test_choose_device_names_a_bad_name(run):
+    with pytest.raises(ValueError, match="prefer must be a device name"):
+        run.choose_device("gpu")
+    with pytest.raises(TypeError, match="prefer must be a device name"):
+        run.choose_device(0)

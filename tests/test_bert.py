@@ -117,7 +117,9 @@ def test_config_from_minilm_and_its_checks(minilm):
         1536,
         1e-12,
     )
-    with pytest.raises(ValueError, match="multiple of num_attention_heads"):
+    with pytest.raises(
+        ValueError, match="hidden_size=10 must be divisible by num_attention_heads=4"
+    ):
         bert.BertConfig(hidden_size=10, num_attention_heads=4)
     with pytest.raises(ValueError, match="hidden_act"):
         bert.BertConfig(hidden_act="swish")
@@ -187,7 +189,7 @@ def test_padding_does_not_change_real_tokens():
                 token_type_ids=torch.zeros(2, 4, dtype=torch.long),
             ),
             ValueError,
-            r"token_type_ids must have shape \(2, 5\)",
+            r"token_type_ids must have shape \(batch, seq\) = \(2, 5\)",
         ),
         (
             dict(
@@ -207,7 +209,7 @@ def test_padding_does_not_change_real_tokens():
         (
             dict(input_ids=torch.zeros(2, 5, dtype=torch.long), attention_mask=torch.ones(2, 4)),
             ValueError,
-            r"attention_mask must have shape \(2, 5\)",
+            r"attention_mask must have shape \(batch, seq\) = \(2, 5\)",
         ),
     ],
 )

@@ -38,7 +38,9 @@ def test_bad_inputs_are_named(call, error, match):
 
 @pytest.mark.parametrize("name", long_range.MODELS)
 def test_a_short_run_is_scored_and_its_first_steps_are_the_shipped_ones(name):
-    result = long_range.train(name, 64, 0, steps=3, test_size=4)
+    script = load_script("scripts/ch06_long_range.py")
+    test = long_range.reversal_pairs(4, 64, torch.Generator().manual_seed(1))
+    result = long_range.train(name, 64, 0, steps=3, evaluate=script.scored(test))
     assert result["steps"] == 3 and len(result["losses"]) == 3
     for key in ("greedy_letter_accuracy", "exact_match", "forced_letter_accuracy"):
         assert 0 <= result[key] <= 1

@@ -14,25 +14,25 @@ import re
 import pytest
 import torch
 
-from attention_to_bert import interactive
+from attention_to_bert import interactive, plotting
 
 KEYS = [[-1.5, 1.0], [1.2, 1.4], [0.3, -1.2], [-0.8, -0.4], [1.6, -0.5], [0.0, 0.6]]
 LABELS = ["cat", "dog", "car", "bus", "sun", "tree"]
 
 
 def query_html(**kwargs) -> str:
-    return interactive.query_figure_html(KEYS, LABELS, query=(0.5, 0.5), **kwargs)
+    return plotting.query_figure_html(KEYS, LABELS, query=(0.5, 0.5), **kwargs)
 
 
 def test_figures_are_self_contained_and_deterministic():
-    for page in (query_html(), interactive.scaling_figure_html()):
+    for page in (query_html(), plotting.scaling_figure_html()):
         # the only URL is SVG's namespace name, which is never fetched
         urls = set(re.findall(r"https?://[^\s\"')]+", page))
         assert urls <= {"http://www.w3.org/2000/svg"}, urls
         assert 'class="atb-static"' in page and "data:image/png;base64," in page
         assert "<script src" not in page
     assert query_html() == query_html()
-    assert interactive.scaling_figure_html() == interactive.scaling_figure_html()
+    assert plotting.scaling_figure_html() == plotting.scaling_figure_html()
     assert query_html() != query_html(score="dot")
 
 
@@ -74,15 +74,15 @@ def test_bad_query_figure_arguments_are_named(kwargs, error, message):
 
 def test_bad_points_and_labels_are_named():
     with pytest.raises(ValueError, match=r"keys must have shape \(n, 2\)"):
-        interactive.query_figure_html([[1, 2, 3]], ["a"])
+        plotting.query_figure_html([[1, 2, 3]], ["a"])
     with pytest.raises(TypeError, match="keys must be numbers"):
-        interactive.query_figure_html("abc", ["a"])
+        plotting.query_figure_html("abc", ["a"])
     with pytest.raises(ValueError, match="labels must be a list of 6"):
-        interactive.query_figure_html(KEYS, LABELS[:2])
+        plotting.query_figure_html(KEYS, LABELS[:2])
     with pytest.raises(ValueError, match="start_size must be one of"):
-        interactive.scaling_figure_html(start_size=3)
+        plotting.scaling_figure_html(start_size=3)
     with pytest.raises(ValueError, match="num_keys must be >= 2"):
-        interactive.scaling_figure_html(num_keys=1)
+        plotting.scaling_figure_html(num_keys=1)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -180,7 +180,7 @@ def test_dragging_the_query_moves_the_weights_as_attention_computes(open_figure)
 
 @pytest.mark.slow
 def test_the_dk_slider_saturates_the_softmax_when_not_scaled(open_figure):
-    page, errors, refused = open_figure(interactive.scaling_figure_html(num_keys=10, seed=1))
+    page, errors, refused = open_figure(plotting.scaling_figure_html(num_keys=10, seed=1))
 
     def largest() -> float:
         return float(page.get_attribute("div.atb-figure", "data-largest"))
@@ -213,7 +213,7 @@ def test_the_dk_slider_saturates_the_softmax_when_not_scaled(open_figure):
 def test_the_figures_pass_axe(open_figure):
     from axe_playwright_python.sync_playwright import Axe
 
-    for figure in (query_html(), interactive.scaling_figure_html()):
+    for figure in (query_html(), plotting.scaling_figure_html()):
         page, errors, _ = open_figure(figure)
         results = Axe().run(page)
         violations = [v["id"] for v in results.response["violations"]]

@@ -76,7 +76,7 @@ def test_hugging_face_attention_mask_becomes_a_padding_mask():
     [
         (torch.tensor([[0, 0, 0], [0, 0, 1]]).bool(), TypeError, "got a bool tensor"),
         (torch.tensor([[5, 6, 7], [5, 6, 0]]), ValueError, r"only 0 and 1, got \[0, 5, 6, 7\]"),
-        (torch.tensor([[1, 1], [1, 0]]), ValueError, r"shape \(2, 3\) like input_ids"),
+        (torch.tensor([[1, 1], [1, 0]]), ValueError, r"shape \(batch, seq\) = \(2, 3\)"),
         ([[1, 1, 1], [1, 1, 0]], TypeError, "must be a torch.Tensor"),
     ],
 )

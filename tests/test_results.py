@@ -19,7 +19,6 @@ def test_names_are_the_shipped_files():
 def test_load_equals_the_file(name):
     assert results.load(name) == json.loads((FOLDER / f"{name}.json").read_text())
     assert results.load(f"{name}.json") == results.load(name)
-    assert results.source_path(name) == FOLDER / f"{name}.json"
 
 
 def test_no_chapter_reads_results_by_path():

@@ -212,7 +212,7 @@ def test_bad_arguments_give_clear_errors(vocabs):
         model(source.float(), lengths, target)
     with pytest.raises(ValueError, match=r"lengths must lie in 1..20"):
         model(source, torch.tensor([10, 21, 10]), target)
-    with pytest.raises(ValueError, match="lengths must hold 3 source lengths"):
+    with pytest.raises(ValueError, match=r"lengths must have shape \(batch,\) = \(3,\)"):
         model(source, lengths[:2], target)
     with pytest.raises(ValueError, match=r"target_in must have 3 rows, >= 1 step, got \(2, "):
         model(source, lengths, target[:2])

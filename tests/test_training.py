@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from attention_to_bert import choose_device, set_seed
+from attention_to_bert import set_seed
 from attention_to_bert.training import count_parameters, train
 
 
@@ -43,33 +43,6 @@ def test_set_seed_rejects_bad_seeds(bad, error):
 def test_set_seed_rejects_zero_threads():
     with pytest.raises(ValueError, match="num_threads"):
         set_seed(0, num_threads=0)
-
-
-def test_choose_device_defaults_to_cuda_or_cpu():
-    expected = "cuda" if torch.cuda.is_available() else "cpu"
-    assert choose_device().type == expected
-    assert choose_device("cpu").type == "cpu"
-
-
-@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
-@pytest.mark.parametrize("name", ["cuda", "mps"])
-def test_choose_device_refuses_a_missing_device(name):
-    if (
-        name == "cuda"
-        and torch.cuda.is_available()
-        or name == "mps"
-        and torch.backends.mps.is_available()
-    ):
-        pytest.skip(f"this machine has {name}")
-    with pytest.raises(ValueError, match=f"prefer='{name}' was asked for, but this machine has no"):
-        choose_device(name)
-
-
-def test_choose_device_names_a_bad_name():
-    with pytest.raises(ValueError, match="prefer must be a device name"):
-        choose_device("gpu")
-    with pytest.raises(TypeError, match="prefer must be a device name"):
-        choose_device(0)
 
 
 def test_train_ends_in_eval_mode_even_when_a_step_raises():

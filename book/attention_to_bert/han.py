@@ -1,9 +1,7 @@
 """Hierarchical Attention Network (Yang et al., NAACL 2016) for document classification (chapter 2).
-
 A GRU reads each sentence and attention pools its words into a sentence vector; a second GRU and
 attention pool the sentences into the document vector, which a linear layer classifies. Padded words
-and sentences get weight exactly 0 and are never read (packed sequences), wherever they are.
-"""
+and sentences get weight exactly 0 and are never read (packed sequences), wherever they are."""
 
 from __future__ import annotations
 
@@ -27,10 +25,10 @@ SCORES = ("dot", "additive")  # the scores of the attention layers, named as in 
 POOLINGS = ("attention", "mean")
 
 
-def _check_padded(name: str, values: Tensor, padding_mask: Tensor) -> None:
-    """``values`` ``(batch, length, features)``, ``padding_mask`` ``(batch, length)`` (True = padding)."""
-    check_tensor(name, values, floating=True, dim=3, axes="(batch, length, features)")
-    check_mask("padding_mask", padding_mask, tuple(values.shape[:2]), "True = padding")
+def _check_padded(name: str, x: Tensor, mask: Tensor, dtype: bool | torch.dtype = True) -> None:
+    """``x`` (batch, length, features), floating (of ``dtype``); ``mask`` (batch, length), True = padding."""
+    check_tensor(name, x, floating=dtype, dim=3, axes="(batch, length, features)")
+    check_mask("padding_mask", mask, tuple(x.shape[:2]), "True = padding")
 
 
 class BiGRUEncoder(nn.Module):
@@ -46,8 +44,7 @@ class BiGRUEncoder(nn.Module):
         self.output_size = 2 * hidden_size
 
     def forward(self, inputs: Tensor, padding_mask: Tensor) -> Tensor:
-        _check_padded("inputs", inputs, padding_mask)
-        check_tensor("inputs", inputs, floating=self.gru.weight_ih_l0.dtype)
+        _check_padded("inputs", inputs, padding_mask, self.gru.weight_ih_l0.dtype)
         lengths = (~padding_mask).sum(dim=1)
         # the real elements first, in their order (the identity if the padding is at the end)
         order = torch.argsort(padding_mask.to(torch.uint8), dim=1, stable=True)
@@ -67,11 +64,9 @@ class BiGRUEncoder(nn.Module):
 
 class ContextAttention(nn.Module):
     """HAN's attention: a learned context vector ``u`` (the query) scores the keys ``u_i`` of the states.
-
     ``forward(values, padding_mask)``: ``(batch, length, input_size)`` and ``(batch, length)`` (True =
     padding) -> ``(pooled, weights)``, ``(batch, input_size)`` and ``(batch, length)``. ``score="dot"``
-    is the paper's ``u_i . u``, ``"additive"`` is ``v^T tanh(W_q u + W_k u_i)`` (``AdditiveScore``).
-    """
+    is the paper's ``u_i . u``, ``"additive"`` is ``v^T tanh(W_q u + W_k u_i)`` (``AdditiveScore``)."""
 
     def __init__(self, input_size: int, attention_size: int, score: str = "dot") -> None:
         super().__init__()
@@ -84,8 +79,7 @@ class ContextAttention(nn.Module):
         self.score = dot_score if score == "dot" else AdditiveScore(size, size, size)
 
     def forward(self, values: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
-        _check_padded("values", values, padding_mask)
-        check_tensor("values", values, floating=self.key_projection.weight.dtype)
+        _check_padded("values", values, padding_mask, self.key_projection.weight.dtype)
         # one query per sequence: (batch, 1, attention_size)
         query = self.context.expand(values.shape[0], 1, -1)
         keys = torch.tanh(self.key_projection(values))
@@ -108,12 +102,10 @@ class MeanPooling(nn.Module):
 
 
 class HierarchicalAttentionNetwork(nn.Module):
-    """Word encoder -> word attention -> sentence encoder -> sentence attention -> classifier.
-    ``forward(word_ids, word_padding_mask=None)`` takes ``word_ids`` ``(documents, sentences, words)``
-    and returns a ``HANOutput``. ``word_padding_mask`` is True at padding; without it, positions equal
-    to ``pad_id`` are padding. A sentence whose words are all padding is a padded sentence.
-    ``pooling="mean"`` replaces both attention layers by the plain mean (the baseline); ``score``
-    picks the similarity of the attention layers."""
+    """Word encoder -> word attention -> sentence encoder -> sentence attention -> classifier:
+    ``forward(word_ids, word_padding_mask=None)``, ``word_ids`` ``(documents, sentences, words)``, gives
+    a ``HANOutput``; ``word_padding_mask`` is True at padding (default: ``word_ids == pad_id``), and a
+    sentence of padding is padding. ``pooling="mean"``: the plain mean instead of attention (baseline)."""
 
     def __init__(
         self,
@@ -160,15 +152,11 @@ class HierarchicalAttentionNetwork(nn.Module):
         sentence_vectors, word_weights = self.word_attention(word_states, flat_mask)
 
         # Sentence level: every document is one sequence of sentence vectors.
-        sentence_vectors = sentence_vectors.reshape(
-            documents, sentences, self.classifier.in_features
-        )
+        size = self.classifier.in_features
+        sentence_vectors = sentence_vectors.reshape(documents, sentences, size)
         sentence_states = self.sentence_encoder(sentence_vectors, sentence_padding_mask)
         document_vectors, sentence_weights = self.sentence_attention(
             sentence_states, sentence_padding_mask
         )
-        return HANOutput(
-            self.classifier(document_vectors),
-            sentence_weights,
-            word_weights.reshape(documents, sentences, words),
-        )
+        word_weights = word_weights.reshape(documents, sentences, words)
+        return HANOutput(self.classifier(document_vectors), sentence_weights, word_weights)

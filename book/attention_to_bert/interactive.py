@@ -1,13 +1,12 @@
-"""Figures a reader can move (chapters 1 and 4), drawn in the notebook's output with no library:
-what they compute. ``plotting`` draws them (the HTML, with ``javascript/figures/figures.js`` read from
-the package, and a static picture of the first state for where JavaScript does not run).
+"""Figures a reader can move (chapters 1 and 4): what they compute. ``plotting`` draws them
+(``show_query_figure``, ``show_scaling_figure``: the HTML, with ``javascript/figures/figures.js``
+read from the package, and a static picture of the first state for where JavaScript does not run).
 
-* ``show_query_figure``: keys and values as points in 2-D and a query the reader drags (mouse, touch
-  or arrow keys); the weights are drawn as bars and the output as a point. ``query_weights`` computes
+* the query figure: keys and values as points in 2-D and a query the reader drags (mouse, touch or
+  arrow keys); the weights are drawn as bars and the output as a point. ``query_weights`` computes
   the same weights with the package's ``attention``, to check the figure against the code.
-* ``show_scaling_figure``: one query against ten random keys, a slider for d_k (1 to 512) and a
-  toggle for dividing by sqrt(d_k): the softmax saturates as it is moved.
-"""
+* the scaling figure: one query against ten random keys, a slider for d_k (1 to 512) and a toggle
+  for dividing by sqrt(d_k): the softmax saturates as it is moved (``scaling_statistics``)."""
 
 from __future__ import annotations
 
@@ -18,14 +17,7 @@ import torch
 from torch import Tensor
 
 from attention_to_bert.attention import attention, dot_score, scaled_dot_score
-from attention_to_bert.plotting import _query_figure_html, _scaling_figure_html, _show
-from attention_to_bert.validate import (
-    check_choice,
-    check_int,
-    check_number,
-    check_strings,
-    check_tensor,
-)
+from attention_to_bert.validate import check_choice, check_int, check_number, check_tensor
 
 SCORES = ("dot", "scaled_dot", "negative_distance")
 SCALING_SIZES = tuple(2**i for i in range(10))  # d_k = 1, 2, 4, ..., 512
@@ -61,55 +53,6 @@ def query_weights(
         query_tensor, keys_tensor, keys_tensor, score=score_function(score, temperature)
     )
     return weights[0]
-
-
-def query_figure_html(
-    keys: Sequence[Sequence[float]] | Tensor,
-    labels: Sequence[str],
-    query: Sequence[float] = (0.5, 0.5),
-    values: Sequence[Sequence[float]] | Tensor | None = None,
-    score: str = "scaled_dot",
-    temperature: float = 1.0,
-    domain: tuple[float, float] = (-2.0, 2.0),
-) -> str:
-    """The HTML of the "drag the query" figure: keys (n, 2) with ``labels``, values (n, 2) (the keys
-    if None), the query's start, the score and temperature, and the plotted square ``domain``."""
-    keys_tensor = _points("keys", keys)
-    values_tensor = keys_tensor if values is None else _points("values", values)
-    if values_tensor.shape != keys_tensor.shape:
-        raise ValueError(
-            f"values must have the keys' shape {tuple(keys_tensor.shape)}, "
-            f"got {tuple(values_tensor.shape)}"
-        )
-    if not isinstance(labels, list | tuple) or len(labels) != len(keys_tensor):
-        raise ValueError(f"labels must be a list of {len(keys_tensor)} strings, one per key")
-    check_strings("labels", labels)
-    query_tensor = _points("query", [query])
-    lo, hi = _domain(domain)
-    if not bool(((keys_tensor >= lo) & (keys_tensor <= hi)).all()):
-        raise ValueError(f"every key must lie inside domain {domain}")
-    weights = query_weights(keys_tensor, query_tensor, score, temperature)
-    drawn = (keys_tensor, values_tensor, list(labels), query_tensor[0], weights)
-    return _query_figure_html(drawn, score=score, temperature=float(temperature), domain=[lo, hi])
-
-
-def scaling_figure_html(num_keys: int = 10, seed: int = 1, start_size: int = 64) -> str:
-    """The HTML of the "slide sqrt(d_k)" figure: one query, ``num_keys`` random keys (``seed``)."""
-    check_int("num_keys", num_keys, minimum=2)
-    check_int("seed", seed, minimum=0)
-    check_choice("start_size", start_size, SCALING_SIZES)
-    statistics = [scaling_statistics(num_keys, seed, start_size, s) for s in (True, False)]
-    return _scaling_figure_html(SCALING_SIZES, seed, start_size, statistics)
-
-
-def show_query_figure(*args, **kwargs) -> None:
-    """Show ``query_figure_html(*args, **kwargs)`` in the notebook (with its static picture)."""
-    _show(query_figure_html(*args, **kwargs), "drag the query")
-
-
-def show_scaling_figure(*args, **kwargs) -> None:
-    """Show ``scaling_figure_html(*args, **kwargs)`` in the notebook (with its static picture)."""
-    _show(scaling_figure_html(*args, **kwargs), "slide d_k")
 
 
 def scaling_draw(num_keys: int, seed: int, size: int = SCALING_SIZES[-1]) -> tuple[Tensor, ...]:
@@ -151,15 +94,13 @@ def scaling_statistics(
     return weights.detach(), weights.max().item(), scores.grad.norm().item()
 
 
-# ---------------------------------------------------------------------------------------------------
-
-
 def _imul(a: int, b: int) -> int:
     """JavaScript's ``Math.imul`` on unsigned 32-bit values, as an unsigned 32-bit result."""
     return (a * b) & 0xFFFFFFFF
 
 
 def _points(name: str, points) -> Tensor:
+    """``points`` as a float64 tensor ``(n, 2)``, checked (``plotting``'s figures use it too)."""
     try:
         tensor = torch.as_tensor(points, dtype=torch.float64)
     except (TypeError, ValueError, RuntimeError) as error:
@@ -171,14 +112,3 @@ def _points(name: str, points) -> Tensor:
     if not bool(torch.isfinite(tensor).all()):
         raise ValueError(f"{name} must be finite numbers")
     return tensor
-
-
-def _domain(domain) -> tuple[float, float]:
-    if not isinstance(domain, tuple | list) or len(domain) != 2:
-        raise TypeError(f"domain must be a pair (low, high), got {domain!r}")
-    for bound in domain:
-        check_number("domain", bound)
-    lo, hi = float(domain[0]), float(domain[1])
-    if not lo < hi:
-        raise ValueError(f"domain must have low < high, got {domain!r}")
-    return lo, hi

@@ -1,12 +1,12 @@
 """Chapter 6's long-range test: reverse a string of n letters (``a``-``h``), chapter 3's RNN with
 attention (Adam at 1e-2, its tuned rate) against chapter 6's Transformer (Adam with the warm-up
 schedule), each on fresh seeded batches of 32 for a budget of CPU seconds or a number of steps,
-with cross-entropy and gradient clipping at norm 1.0. ``scripts/ch06_long_range.py`` runs it all.
-"""
+with cross-entropy and gradient clipping at norm 1.0. ``scripts/ch06_long_range.py`` runs it all."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
@@ -15,7 +15,7 @@ from torch import nn
 from attention_to_bert import seq2seq, set_seed
 from attention_to_bert.data import Vocabulary, encode_pairs
 from attention_to_bert.translator import Seq2SeqTransformer, noam_schedule
-from attention_to_bert.validate import check_instance, check_int, check_number
+from attention_to_bert.validate import check_instance, check_int, check_ints, check_number
 
 LETTERS = "abcdefgh"
 VOCAB = Vocabulary(LETTERS)
@@ -25,8 +25,7 @@ MODELS = ("rnn", "transformer")
 
 def reversal_pairs(count: int, length: int, generator: torch.Generator) -> list[tuple[str, str]]:
     """``count`` random strings of ``length`` letters (``a``-``h``) and their reversals."""
-    check_int("count", count)
-    check_int("length", length)
+    check_ints(count=count, length=length)
     check_instance("generator", generator, torch._C.Generator, "a torch.Generator")
     ids = torch.randint(0, len(LETTERS), (count, length), generator=generator).tolist()
     strings = ["".join(LETTERS[i] for i in row) for row in ids]
@@ -49,51 +48,12 @@ def make_model(name: str, length: int) -> nn.Module:
 
 def logits_of(model: nn.Module, source: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """Teacher-forced logits (batch, n + 1, vocab) for ``target`` framed as <bos> ... <eos>."""
-    _check_model(model)
+    what = "make_model('rnn' or 'transformer', ...)"
+    check_instance("model", model, (seq2seq.Seq2Seq, Seq2SeqTransformer), what)
     if isinstance(model, seq2seq.Seq2Seq):
         lengths = torch.full((len(source),), source.shape[1])
         return model(source, lengths, target[:, :-1])[0]
     return model(source, target[:, :-1])[0]
-
-
-@torch.no_grad()
-def greedy(model: nn.Module, source: torch.Tensor, steps: int) -> torch.Tensor:
-    """Greedy outputs (batch, steps) of either model (the Transformer: no cache, prefix re-run)."""
-    _check_model(model)
-    check_int("steps", steps)
-    if isinstance(model, seq2seq.Seq2Seq):
-        return seq2seq.greedy_decode(model, source, max_length=steps)[0]
-    memory, _ = model.encode(source)
-    prefix = torch.full((len(source), 1), model.bos_id)
-    for _ in range(steps):
-        logits, _, _ = model.decode(prefix, memory, source)
-        prefix = torch.cat([prefix, logits[:, -1:].argmax(-1)], dim=1)
-    return prefix[:, 1:]
-
-
-def score(model: nn.Module, test: list[tuple[str, str]]) -> dict:
-    """Greedy letter accuracy and exact match, and teacher-forced letter accuracy, on ``test``;
-    also the greedy letter accuracy in each quarter of the output (first letters written first)."""
-    model.eval()
-    source, _, target = encode_pairs(test, VOCAB, VOCAB)
-    expected = target[:, 1:]  # the letters, then <eos>
-    with torch.no_grad():
-        forced = logits_of(model, source, target).argmax(-1)
-    written = greedy(model, source, expected.shape[1])
-    width = min(written.shape[1], expected.shape[1])
-    letters = expected.shape[1] - 1  # <eos> left out of the letter accuracy
-    right = written[:, :width] == expected[:, :width]
-    if width < expected.shape[1]:  # stopped early: the rest counts as wrong
-        right = torch.cat([right, torch.zeros(len(right), expected.shape[1] - width).bool()], 1)
-    model.train()
-    return {
-        "greedy_letter_accuracy": round(right[:, :letters].float().mean().item(), 4),
-        "exact_match": round(right.all(dim=1).float().mean().item(), 4),
-        "forced_letter_accuracy": round((forced == expected)[:, :letters].float().mean().item(), 4),
-        "greedy_by_quarter": [
-            round(q.float().mean().item(), 4) for q in right[:, :letters].chunk(4, dim=1)
-        ],
-    }
 
 
 def train(
@@ -102,16 +62,17 @@ def train(
     seed: int,
     seconds: float | None = None,
     steps: int | None = None,
-    test_size: int = 200,
+    evaluate: Callable[[nn.Module], dict] | None = None,
 ) -> dict:
-    """Train model ``name`` on fresh strings of ``length`` letters for ``seconds`` CPU seconds
-    (one thread) or ``steps`` steps (exactly one of the two); then score it on ``test_size``
-    held-out strings (none with ``test_size=0``). Returns the losses, steps, CPU seconds, scores."""
+    """Train model ``name`` on fresh strings of ``length`` letters for ``seconds`` CPU seconds (one
+    thread) or ``steps`` steps (exactly one of the two). Returns the losses, steps and CPU seconds,
+    and what ``evaluate(model)`` returns (``scripts/ch06_long_range.py`` scores held-out strings)."""
     if (seconds is None) == (steps is None):
         raise ValueError("train needs seconds or steps (exactly one)")
     check_int("length", length)
     check_int("seed", seed, minimum=0)
-    check_int("test_size", test_size, minimum=0)
+    if evaluate is not None:
+        check_instance("evaluate", evaluate, Callable, "a function: evaluate(model) -> dict")
     if seconds is not None:
         check_number("seconds", seconds, positive=True)
     else:
@@ -151,14 +112,4 @@ def train(
         "last_losses_mean": round(sum(losses[-20:]) / len(losses[-20:]), 4),
         "losses": losses,
     }
-    if test_size:
-        test = reversal_pairs(test_size, length, torch.Generator().manual_seed(10**6 + length))
-        start = time.process_time()
-        result |= score(model, test)
-        result["scoring_cpu_seconds"] = round(time.process_time() - start, 1)
-    return result
-
-
-def _check_model(model: object) -> None:
-    what = "make_model('rnn' or 'transformer', ...)"
-    check_instance("model", model, (seq2seq.Seq2Seq, Seq2SeqTransformer), what)
+    return result if evaluate is None else result | evaluate(model)

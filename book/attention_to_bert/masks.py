@@ -54,12 +54,7 @@ def from_attention_mask(attention_mask: object, input_ids: Tensor) -> Tensor:
     check_tensor("attention_mask", attention_mask)
     if attention_mask.dtype == torch.bool:
         raise TypeError(f"attention_mask must hold 0 and 1, got a bool tensor. {conventions}")
-    check_tensor("attention_mask", attention_mask, dim=2, axes="(batch, seq)")
-    if attention_mask.shape != input_ids.shape:
-        raise ValueError(
-            f"attention_mask must have shape {tuple(input_ids.shape)} like input_ids, "
-            f"got {tuple(attention_mask.shape)}"
-        )
+    check_tensor("attention_mask", attention_mask, shape=input_ids.shape, axes="(batch, seq)")
     if ((attention_mask != 0) & (attention_mask != 1)).any():
         values = attention_mask.unique()[:6].tolist()
         raise ValueError(f"attention_mask must hold only 0 and 1, got {values}. {conventions}")
@@ -76,18 +71,15 @@ def combine_masks(
     attn_mask: Tensor | None = None,
     device: torch.device | None = None,
 ) -> Tensor | None:
-    """``key_padding_mask`` ``(batch, key_len)`` or'ed with ``attn_mask`` (both True = may not attend)
-    ``(query_len, key_len)``,
-    ``(batch, query_len, key_len)``, ``(batch * heads, ...)`` or ``(batch, heads, ...)``: one mask
-    broadcastable to ``(batch, heads, query_len, key_len)``, or None; both on ``device`` if given."""
+    """``key_padding_mask`` ``(batch, key_len)`` or'ed with ``attn_mask`` (both True = may not attend,
+    on ``device`` if given) ``(query_len, key_len)``, ``(batch, query_len, key_len)``, ``(batch *
+    heads, ...)`` or ``(batch, heads, ...)``: one mask broadcastable to ``(batch, heads, q, k)``, or None."""
     mask = None
     if key_padding_mask is not None:
-        check_mask("key_padding_mask", key_padding_mask, hint=_HINT, device=device)
-        if tuple(key_padding_mask.shape) != (batch, key_len):
-            raise ValueError(
-                f"key_padding_mask must have shape (batch, key_len) = {(batch, key_len)}, "
-                f"got {tuple(key_padding_mask.shape)}"
-            )
+        shape, axes = (batch, key_len), "(batch, key_len)"
+        check_mask(
+            "key_padding_mask", key_padding_mask, shape, hint=_HINT, device=device, axes=axes
+        )
         mask = key_padding_mask[:, None, None, :]
     if attn_mask is not None:
         check_mask("attn_mask", attn_mask, hint=_HINT, device=device)

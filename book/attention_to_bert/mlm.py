@@ -29,9 +29,8 @@ _LOADED: dict[str, tuple[BertForPreTraining, Any]] = {}
 def masked_scores(
     model: BertForPreTraining, inputs: torch.Tensor, positions: torch.Tensor
 ) -> torch.Tensor:
-    """The vocabulary scores at ``positions`` (bool, the shape of ``inputs``),
-    ``(num_true, vocab)``, on the CPU; padding (id 0) is masked out, special tokens score
-    ``-inf``. The inputs go to the model's device."""
+    """The vocabulary scores at ``positions`` (bool, True = score it), ``(num_true, vocab)``, on the
+    CPU; padding (id 0) is masked out, special tokens score ``-inf``."""
     model.eval()
     device = next(model.parameters(), inputs).device
     inputs, positions = inputs.to(device), positions.to(device)
@@ -50,10 +49,7 @@ def fill_mask(
 ) -> list[list[str]]:
     """For each [MASK] in ``text``, the ``top_k`` pieces the model finds likeliest there, best
     first. The model is the book's pre-trained BERT in ``folder`` (loaded once), or ``model`` with
-    its ``tokenizer`` (give both).
-
-    >>> fill_mask("the children [MASK] to school every morning .")  # doctest: +SKIP
-    """
+    its ``tokenizer`` (give both): ``fill_mask("the children [MASK] to school every morning .")``."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     if not text.strip():
@@ -88,9 +84,8 @@ def evaluate_mlm(
     max_length: int = 64,
     bert_rule: bool = False,
 ) -> dict[str, float]:
-    """Choose 15% of the tokens of each text (seeded), replace every chosen one by [MASK], and
-    return the model's top-1 and top-5 accuracy on them next to the unigram baseline's (always
-    guessing the corpus's most frequent tokens), and the number of masked tokens. With
+    """Mask 15% of the tokens of each text (seeded) by [MASK]: the model's top-1 and top-5 accuracy
+    on them, the unigram baseline's (the corpus's most frequent tokens), and the number masked. With
     ``bert_rule=True`` the chosen tokens follow training's 80/10/10 rule instead, so 10% of the
     questions show their own answer (the model can copy it): an easier, inflated score."""
     check_strings("texts", texts)

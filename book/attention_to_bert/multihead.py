@@ -12,7 +12,15 @@ from torch import nn
 from attention_to_bert.masks import attends_to_nothing, combine_masks, masked_softmax, weighted_sum
 from attention_to_bert.masks import causal_mask as causal_mask  # re-exported for chapter 5
 from attention_to_bert.masks import padding_mask_from_ids as padding_mask_from_ids  # re-exported
-from attention_to_bert.validate import check_fraction, check_instance, check_int, check_tensor
+from attention_to_bert.validate import (
+    check_divisible,
+    check_fraction,
+    check_instance,
+    check_int,
+    check_ints,
+    check_same,
+    check_tensor,
+)
 
 
 def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
@@ -20,8 +28,7 @@ def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     check_tensor("x", x, dim=3, axes="(batch, seq, d_model)")
     check_int("num_heads", num_heads)
     batch, seq, d_model = x.shape
-    if d_model % num_heads != 0:
-        raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
+    check_divisible("d_model", d_model, "num_heads", num_heads)
     return x.view(batch, seq, num_heads, d_model // num_heads).transpose(1, 2)
 
 
@@ -43,13 +50,8 @@ class MultiHeadAttention(nn.Module):
         self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True
     ) -> None:
         super().__init__()
-        check_int("d_model", d_model)
-        check_int("num_heads", num_heads)
-        if d_model % num_heads != 0:
-            raise ValueError(
-                f"d_model={d_model} must be divisible by num_heads={num_heads} (each head gets d_model // num_heads "
-                f"features); try num_heads in {[h for h in range(1, d_model + 1) if d_model % h == 0][:8]}"
-            )
+        check_ints(d_model=d_model, num_heads=num_heads)
+        check_divisible("d_model", d_model, "num_heads", num_heads)
         check_fraction("dropout", dropout)
         self.d_model, self.num_heads, self.head_dim = d_model, num_heads, d_model // num_heads
         self.dropout = dropout
@@ -69,21 +71,17 @@ class MultiHeadAttention(nn.Module):
     def _check_inputs(self, query, key, value) -> None:
         axes = f"(batch, seq, d_model={self.d_model})"
         for name, tensor in (("query", query), ("key", key), ("value", value)):
-            check_tensor(name, tensor, floating=True, dim=3, axes=axes)
-            check_tensor(name, tensor, floating=self.q_proj.weight.dtype)
+            check_tensor(name, tensor, floating=self.q_proj.weight.dtype, dim=3, axes=axes)
             if tensor.shape[-1] != self.d_model:
                 raise ValueError(
                     f"{name}'s last dimension must be d_model={self.d_model}, got {tensor.shape[-1]}"
                 )
-        if not query.shape[0] == key.shape[0] == value.shape[0]:
+        if not len(query) == len(key) == len(value):  # the words chapter 5 prints
             raise ValueError(
                 "query, key and value must have the same batch size, "
-                f"got {query.shape[0]}, {key.shape[0]}, {value.shape[0]}"
+                f"got {len(query)}, {len(key)}, {len(value)}"
             )
-        if key.shape[1] != value.shape[1]:
-            raise ValueError(
-                f"key and value must have the same length, got {key.shape[1]} and {value.shape[1]}"
-            )
+        check_same("length", key=key.shape[1], value=value.shape[1])
 
     def forward(
         self,

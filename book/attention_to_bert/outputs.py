@@ -35,8 +35,8 @@ class ModelOutput:
 
 @dataclass
 class BertModelOutput(ModelOutput):
-    """``last_hidden_state`` ``(batch, seq, hidden)``, ``attentions`` (one ``(batch, heads, seq,
-    seq)`` a layer, if asked) and ``pooler_output`` ``tanh(W h_[CLS] + b)`` ``(batch, hidden)``."""
+    """``last_hidden_state``, ``attentions`` (one ``(batch, heads, seq, seq)`` a layer, if asked) and
+    ``pooler_output`` ``tanh(W h_[CLS] + b)``."""
 
     last_hidden_state: Tensor
     attentions: list[Tensor]
@@ -77,9 +77,8 @@ class Seq2SeqTransformerOutput(TransformerOutput):
 
 @dataclass
 class HANOutput(ModelOutput):
-    """``logits`` ``(documents, classes)`` and the attention weights of both levels,
-    ``sentence_weights`` ``(documents, sentences)`` and ``word_weights`` ``(documents, sentences,
-    words)``, 0 at padding."""
+    """``logits`` ``(documents, classes)``, ``sentence_weights`` ``(documents, sentences)`` and
+    ``word_weights`` ``(documents, sentences, words)``, 0 at padding."""
 
     logits: Tensor
     sentence_weights: Tensor

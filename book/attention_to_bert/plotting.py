@@ -1,5 +1,7 @@
 """Attention heatmaps: one matrix, or a grid of heads, with the tokens on both axes; figures stored
-with a text alternative; and the drawing half of ``interactive``'s figures (their HTML and pictures)."""
+with a text alternative; the figures a reader can move, ``show_query_figure`` and
+``show_scaling_figure`` (their HTML and static pictures; ``interactive`` computes what they show);
+and ``format_table``, the plain-text tables of the shipped results (``results`` re-exports it)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import io
 import json
 from collections.abc import Sequence
 from importlib import resources
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -17,7 +20,14 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from attention_to_bert.validate import check_instance, check_int
+from attention_to_bert.interactive import SCALING_SIZES, _points, query_weights, scaling_statistics
+from attention_to_bert.validate import (
+    check_choice,
+    check_instance,
+    check_int,
+    check_number,
+    check_strings,
+)
 
 
 def _as_array(
@@ -209,30 +219,70 @@ def describe_figures_in_notebooks() -> None:
 # Figures a reader can move (``interactive`` computes what they show) ---------------------------
 
 
-def _query_figure_html(drawn: tuple, **config) -> str:
-    """``interactive.query_figure_html``'s figure: ``drawn`` is ``_query_picture``'s arguments,
-    ``config`` holds the score, temperature and domain."""
-    keys, values, labels, query, _ = drawn
-    config |= {"title": "Drag the query: the attention weights follow", "labels": labels}
-    config |= {
-        "keys": _rounded(keys),
-        "values": _rounded(values),
-        "query": _rounded(query[None])[0],
-    }
-    picture = _query_picture(*drawn)
+def query_figure_html(
+    keys: Sequence[Sequence[float]] | torch.Tensor,
+    labels: Sequence[str],
+    query: Sequence[float] = (0.5, 0.5),
+    values: Sequence[Sequence[float]] | torch.Tensor | None = None,
+    score: str = "scaled_dot",
+    temperature: float = 1.0,
+    domain: tuple[float, float] = (-2.0, 2.0),
+) -> str:
+    """The HTML of the "drag the query" figure: keys (n, 2) with ``labels``, values (n, 2) (the keys
+    if None), the query's start, the score and temperature, and the plotted square ``domain``."""
+    keys_tensor = _points("keys", keys)
+    values_tensor = keys_tensor if values is None else _points("values", values)
+    if values_tensor.shape != keys_tensor.shape:
+        raise ValueError(
+            f"values must have the keys' shape {tuple(keys_tensor.shape)}, "
+            f"got {tuple(values_tensor.shape)}"
+        )
+    if not isinstance(labels, list | tuple) or len(labels) != len(keys_tensor):
+        raise ValueError(f"labels must be a list of {len(keys_tensor)} strings, one per key")
+    check_strings("labels", labels)
+    query_tensor = _points("query", [query])
+    if not isinstance(domain, tuple | list) or len(domain) != 2:
+        raise TypeError(f"domain must be a pair (low, high), got {domain!r}")
+    for bound in domain:
+        check_number("domain", bound)
+    lo, hi = float(domain[0]), float(domain[1])
+    if not lo < hi:
+        raise ValueError(f"domain must have low < high, got {domain!r}")
+    if not bool(((keys_tensor >= lo) & (keys_tensor <= hi)).all()):
+        raise ValueError(f"every key must lie inside domain {domain}")
+    weights = query_weights(keys_tensor, query_tensor, score, temperature)
+    config = {"score": score, "temperature": float(temperature), "domain": [lo, hi]}
+    config |= {"title": "Drag the query: the attention weights follow", "labels": list(labels)}
+    config |= {"keys": _rounded(keys_tensor), "values": _rounded(values_tensor)}
+    config["query"] = _rounded(query_tensor)[0]
+    picture = _query_picture(keys_tensor, values_tensor, list(labels), query_tensor[0], weights)
     return _figure_html("query", config, picture)
 
 
-def _scaling_figure_html(sizes: tuple, seed: int, start_size: int, statistics: list) -> str:
-    """``interactive.scaling_figure_html``'s figure: ``statistics`` with and without sqrt(d_k)."""
+def scaling_figure_html(num_keys: int = 10, seed: int = 1, start_size: int = 64) -> str:
+    """The HTML of the "slide sqrt(d_k)" figure: one query, ``num_keys`` random keys (``seed``)."""
+    check_int("num_keys", num_keys, minimum=2)
+    check_int("seed", seed, minimum=0)
+    check_choice("start_size", start_size, SCALING_SIZES)
+    statistics = [scaling_statistics(num_keys, seed, start_size, s) for s in (True, False)]
     config = {
         "title": "Slide d_k: unscaled dot products saturate the softmax",
-        "sizes": list(sizes),
-        "num_keys": len(statistics[0][0]),
+        "sizes": list(SCALING_SIZES),
+        "num_keys": num_keys,
         "seed": seed,
-        "start_index": sizes.index(start_size),
+        "start_index": SCALING_SIZES.index(start_size),
     }
     return _figure_html("scaling", config, _scaling_picture(statistics, start_size))
+
+
+def show_query_figure(*args, **kwargs) -> None:
+    """Show ``query_figure_html(*args, **kwargs)`` in the notebook (with its static picture)."""
+    _show(query_figure_html(*args, **kwargs), "drag the query")
+
+
+def show_scaling_figure(*args, **kwargs) -> None:
+    """Show ``scaling_figure_html(*args, **kwargs)`` in the notebook (with its static picture)."""
+    _show(scaling_figure_html(*args, **kwargs), "slide d_k")
 
 
 def _rounded(tensor: torch.Tensor) -> list:
@@ -322,3 +372,31 @@ def _scaling_picture(statistics: list, size: int) -> str:
     axes[0].set_yticks(range(num_keys), [f"k{i + 1}" for i in range(num_keys)])
     axes[0].invert_yaxis()
     return _png(fig)
+
+
+def format_table(
+    rows: list[dict[str, Any]],
+    columns: list[str],
+    *,
+    digits: int = 3,
+    headers: list[str] | None = None,
+) -> str:
+    """A plain-text table of ``rows`` (dicts) in ``columns``; floats rounded to ``digits``."""
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise TypeError("rows must be a list of dicts, one a row")
+    if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns) or not columns:
+        raise TypeError("columns must be a non-empty list of str (the keys to print)")
+    if headers is not None and (not isinstance(headers, list) or len(headers) != len(columns)):
+        raise ValueError(f"headers must be a list of {len(columns)} str, one per column")
+
+    def cell(value: Any) -> str:
+        if isinstance(value, float):
+            return f"{value:.{digits}f}"
+        return "" if value is None else str(value)
+
+    body = [[cell(row.get(c)) for c in columns] for row in rows]
+    head = headers or columns
+    widths = [max(len(str(h)), *(len(line[i]) for line in body)) for i, h in enumerate(head)]
+    lines = ["  ".join(str(h).rjust(w) for h, w in zip(head, widths, strict=True))]
+    lines += ["  ".join(v.rjust(w) for v, w in zip(line, widths, strict=True)) for line in body]
+    return "\n".join(lines)

@@ -78,12 +78,9 @@ def train_wordpiece(texts: list[str], vocab_size: int = 8000) -> Any:
 
 class BertForPreTraining(nn.Module):
     """``BertModel`` plus BERT's two pre-training heads, named like Hugging Face's:
-
-    - ``cls.predictions``: dense + GELU + LayerNorm, then scores against the token table (the decoder
-      weight *is* ``bert.embeddings.word_embeddings.weight``) plus a bias: masked-LM logits;
-    - ``cls.seq_relationship``: a linear layer on the pooled [CLS] (``bert.pooler``): next-sentence
-      logits (class 0 = B follows A, class 1 = B is a random sentence).
-    """
+    ``cls.predictions``, dense + GELU + LayerNorm, then scores against the token table (tied weights)
+    plus a bias: masked-LM logits; ``cls.seq_relationship``, a linear layer on the pooled [CLS]:
+    next-sentence logits (class 0 = B follows A, class 1 = B is a random sentence)."""
 
     def __init__(self, config: BertConfig) -> None:
         super().__init__()
@@ -235,9 +232,8 @@ class PairSampler:
 def pretraining_losses(
     model: BertForPreTraining, batch: dict[str, torch.Tensor], mask_id: int, generator
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Mask a batch and return ``(mlm_loss, nsp_loss, mlm_correct, nsp_correct)`` (the last two
-    are counts of right top-1 guesses, as tensors, and the number of masked tokens / NSP pairs is
-    ``labels != -100`` summed). A batch with no masked token has an MLM loss of 0, not NaN."""
+    """Mask a batch: ``(mlm_loss, nsp_loss, mlm_correct, nsp_correct)``, the last two the counts of
+    right top-1 guesses (tensors). A batch with no masked token has an MLM loss of 0, not NaN."""
     check_instance("model", model, BertForPreTraining)
     keys = ("input_ids", "token_type_ids", "attention_mask", "special", "nsp_labels")
     check_instance("batch", batch, dict, "a dict such as PairSampler.batch(size)")
@@ -262,8 +258,7 @@ def pretraining_losses(
 
 
 def load_tokenizer(folder: Path | str | Traversable = SHIPPED) -> Any:
-    """The book's WordPiece tokenizer (``tokenizers.Tokenizer``) from ``folder/tokenizer.json``
-    (default: the checkpoint shipped in the package)."""
+    """The book's WordPiece tokenizer (``tokenizers.Tokenizer``) from ``folder`` (default: shipped)."""
     from tokenizers import Tokenizer
 
     return Tokenizer.from_str(_written(folder, "tokenizer.json").read_text(encoding="utf-8"))
@@ -273,8 +268,7 @@ def _written(folder: Path | str | Traversable, name: str) -> Traversable:
     """``folder/name``, which must exist (the pre-training script writes it)."""
     if isinstance(folder, str):
         folder = Path(folder)
-    if not isinstance(folder, Traversable):
-        raise TypeError(f"folder must be a path, got {type(folder).__name__}")
+    check_instance("folder", folder, Traversable, "a path")
     path = folder.joinpath(name)
     if not path.is_file():
         raise FileNotFoundError(
@@ -286,9 +280,8 @@ def _written(folder: Path | str | Traversable, name: str) -> Traversable:
 def load_pretrained(
     folder: Path | str | Traversable = SHIPPED,
 ) -> tuple[BertForPreTraining, Any, dict]:
-    """Return ``(model, tokenizer, info)``: the book's pre-trained small BERT with both heads, in
-    eval mode, loaded with strict keys; ``info`` is the rest of ``config.json`` (steps, losses).
-    ``folder`` defaults to the checkpoint shipped in the package."""
+    """``(model, tokenizer, info)``: the book's pre-trained BERT with both heads from ``folder`` (the
+    shipped checkpoint by default), in eval mode; ``info``: the rest of ``config.json`` (steps, losses)."""
     from safetensors.torch import load as load_weights
 
     weights = _written(folder, "model.safetensors").read_bytes()

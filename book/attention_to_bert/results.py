@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 from importlib import resources
-from pathlib import Path
 from typing import Any
+
+from attention_to_bert.plotting import format_table as format_table  # re-exported for the chapters
 
 PACKAGE = "attention_to_bert.data"
 FOLDER = "results"
@@ -29,39 +30,3 @@ def load(name: str) -> dict[str, Any]:
         raise ValueError(f"name must be one of {known}, got {name!r}")
     text = resources.files(PACKAGE).joinpath(FOLDER, f"{stem}.json").read_text(encoding="utf-8")
     return json.loads(text)
-
-
-def source_path(name: str) -> Path:
-    """Where a script writes ``name`` in a source checkout (``book/attention_to_bert/data/results``)."""
-    if not isinstance(name, str) or not name:
-        raise TypeError(f"name must be a non-empty str such as 'ch02_han', got {name!r}")
-    stem = name[: -len(".json")] if name.endswith(".json") else name
-    return Path(__file__).resolve().parent / "data" / FOLDER / f"{stem}.json"
-
-
-def format_table(
-    rows: list[dict[str, Any]],
-    columns: list[str],
-    *,
-    digits: int = 3,
-    headers: list[str] | None = None,
-) -> str:
-    """A plain-text table of ``rows`` (dicts) in ``columns``; floats rounded to ``digits``."""
-    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-        raise TypeError("rows must be a list of dicts, one a row")
-    if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns) or not columns:
-        raise TypeError("columns must be a non-empty list of str (the keys to print)")
-    if headers is not None and (not isinstance(headers, list) or len(headers) != len(columns)):
-        raise ValueError(f"headers must be a list of {len(columns)} str, one per column")
-
-    def cell(value: Any) -> str:
-        if isinstance(value, float):
-            return f"{value:.{digits}f}"
-        return "" if value is None else str(value)
-
-    body = [[cell(row.get(c)) for c in columns] for row in rows]
-    head = headers or columns
-    widths = [max(len(str(h)), *(len(line[i]) for line in body)) for i, h in enumerate(head)]
-    lines = ["  ".join(str(h).rjust(w) for h, w in zip(head, widths, strict=True))]
-    lines += ["  ".join(v.rjust(w) for v, w in zip(line, widths, strict=True)) for line in body]
-    return "\n".join(lines)

@@ -1,5 +1,4 @@
 """An RNN encoder–decoder with attention (Bahdanau et al., 2015; Luong et al., 2015), and without it.
-
 The encoder is a bidirectional GRU; its outputs ``h_1 .. h_S`` (one vector per source token) are the
 keys and the values of the attention, untransformed. At decoder step ``t`` the previous decoder state
 ``s_{t-1}`` is the query; the context ``c_t = sum_j alpha_{t,j} h_j`` and the previous output token
@@ -12,8 +11,7 @@ feed the GRU that computes the new state ``s_t``, and the output layer reads ``[
 
 ``score`` is ``"additive"`` (Bahdanau), ``"dot"`` or ``"general"`` (Luong), or ``None``: no attention,
 the context is then the same fixed vector at every step, the encoder's final states (Cho et al., 2014).
-Chapter 3 trains it on dates; chapter 6 trains it again to compare with the Transformer.
-"""
+Chapter 3 trains it on dates; chapter 6 trains it again to compare with the Transformer."""
 
 from __future__ import annotations
 
@@ -46,17 +44,12 @@ from attention_to_bert.validate import (
     check_token_ids,
 )
 
-SCORES = ("additive", "dot", "general", None)
-"""The attention scores a :class:`Seq2Seq` can use; ``None`` means no attention."""
+SCORES = ("additive", "dot", "general", None)  # a Seq2Seq's attention scores; None: no attention
 
 
 def _check_source(source: object, lengths: object, vocab_size: int, pad_id: int) -> None:
     check_token_ids("source", source, vocab_size, axes="(batch, source_len)")
-    check_tensor("lengths", lengths, dtype=torch.long, dim=1, axes="(batch,)")
-    if lengths.shape[0] != source.shape[0]:
-        raise ValueError(
-            f"lengths must hold {source.shape[0]} source lengths, got {lengths.shape[0]}"
-        )
+    check_tensor("lengths", lengths, dtype=torch.long, shape=source.shape[:1], axes="(batch,)")
     if lengths.numel() and (int(lengths.min()) < 1 or int(lengths.max()) > source.shape[1]):
         raise ValueError(
             f"lengths must lie in 1..{source.shape[1]} (the source length), got {lengths.tolist()}"
@@ -94,9 +87,8 @@ class Encoder(nn.Module):
 
 class Decoder(nn.Module):
     """A GRU decoder that attends over the encoder outputs at every step (or, with ``score=None``, does not).
-    ``step`` computes one output distribution; ``forward`` runs all steps with teacher forcing. The
-    keys' projection does not depend on the step: ``forward`` and :func:`greedy_decode` compute it once
-    per sentence (:meth:`project_keys`) and pass it to every step."""
+    ``step`` computes one output distribution; ``forward`` runs all steps with teacher forcing; it and
+    :func:`greedy_decode` project the keys once per sentence (:meth:`project_keys`) for every step."""
 
     def __init__(
         self,
@@ -115,15 +107,13 @@ class Decoder(nn.Module):
                 f"the dot score needs hidden_size == encoder_size, got {hidden_size} and {encoder_size}"
             )
         self.hidden_size = hidden_size
-        self.score: nn.Module | Callable[[Tensor, Tensor], Tensor] | None
+        self.score: nn.Module | Callable[[Tensor, Tensor], Tensor] | None = None
         if score == "additive":
             self.score = AdditiveScore(hidden_size, encoder_size, hidden_size)
         elif score == "general":
             self.score = GeneralScore(hidden_size, encoder_size)
         elif score == "dot":
             self.score = dot_score
-        else:
-            self.score = None
         self.embedding = nn.Embedding(vocab_size, embedding_size)
         self.init_state = nn.Linear(encoder_size, hidden_size)
         self.cell = nn.GRUCell(embedding_size + encoder_size, hidden_size)
@@ -142,7 +132,7 @@ class Decoder(nn.Module):
         return encoder_outputs
 
     def _check_memory(self, state, encoder_outputs, encoder_final, source_mask, keys) -> None:
-        """The inputs of a step (``state``: None before ``start``; ``keys``: None if not given)."""
+        # the inputs of a step (state: None before ``start``; keys: None if not given)
         dtype, size = self.init_state.weight.dtype, self.init_state.in_features
         check_tensor("encoder_outputs", encoder_outputs, dim=3, axes="(batch, S, H)")
         batch, length = encoder_outputs.shape[:2]
@@ -159,8 +149,7 @@ class Decoder(nn.Module):
             width = size if projection is None else projection.out_features
             check_tensor("keys", keys, floating=dtype, shape=(batch, length, width))
 
-    def _score(self, query: Tensor, keys: Tensor) -> Tensor:
-        """``score(query, h_j)`` from the projected keys (the score module's own formula)."""
+    def _score(self, query: Tensor, keys: Tensor) -> Tensor:  # score(query, h_j), keys projected
         if isinstance(self.score, nn.Module):
             return self.score.score_projected(query, keys)
         return dot_score(query, keys)
@@ -173,9 +162,8 @@ class Decoder(nn.Module):
         source_mask: Tensor,
         keys: Tensor | None = None,
     ) -> tuple[Tensor, Tensor | None]:
-        """The context ``c_t`` ``(batch, encoder_size)`` for query ``state`` and its weights ``(batch, source_len)``.
-        ``source_mask`` ``(batch, source_len)`` is True at padding; ``keys``:
-        ``project_keys(encoder_outputs)``, computed here if not given."""
+        """The context ``c_t`` ``(batch, encoder_size)`` for query ``state`` and its weights ``(batch, source_len)``;
+        ``source_mask`` is True at padding; ``keys``: ``project_keys(encoder_outputs)`` if not given."""
         self._check_memory(state, encoder_outputs, encoder_final, source_mask, keys)
         return self._context(state, encoder_outputs, encoder_final, source_mask, keys)
 
@@ -215,9 +203,8 @@ class Decoder(nn.Module):
     def forward(
         self, target_in: Tensor, encoder_outputs: Tensor, encoder_final: Tensor, source_mask: Tensor
     ) -> tuple[Tensor, Tensor | None]:
-        """Teacher forcing: step ``t`` reads the true token ``target_in[:, t]``; returns logits ``(batch, T, vocab)``
-        and the attention weights ``(batch, T, source_len)`` (``None`` without attention);
-        ``source_mask`` ``(batch, source_len)`` is True at padding."""
+        """Teacher forcing (``source_mask``: True = padding): step ``t`` reads the true ``target_in[:, t]``;
+        logits ``(batch, T, vocab)`` and weights ``(batch, T, source_len)`` (``None`` without attention)."""
         check_token_ids("target_in", target_in, self.embedding.num_embeddings, "(batch, T)")
         self._check_memory(None, encoder_outputs, encoder_final, source_mask, None)
         if target_in.shape[1] == 0 or len(target_in) != len(encoder_outputs):
@@ -225,9 +212,8 @@ class Decoder(nn.Module):
             raise ValueError(
                 f"target_in must have {len(encoder_outputs)} rows, >= 1 step, got {got}"
             )
-        # The same computation as calling ``step`` T times, arranged for speed: the keys are projected and
-        # the embeddings of all steps looked up once, and the output layer, which does not feed back into
-        # the recurrence, is applied once to all steps after the loop.
+        # ``step`` T times, arranged for speed: keys projected and embeddings looked up once, and the
+        # output layer, which does not feed back into the recurrence, applied to all steps at the end.
         keys = self.project_keys(encoder_outputs)
         state = self.start(encoder_final)
         embedded = self.embedding(target_in)  # (batch, T, embedding_size)
@@ -290,11 +276,9 @@ class Seq2Seq(nn.Module):
 def greedy_decode(
     model: Seq2Seq, source: Tensor, max_length: int = 20
 ) -> tuple[Tensor, Tensor | None]:
-    """Decode greedily, feeding back the most likely token, until every row has made ``<eos>``.
-
-    ``source`` ``(batch, source_len)``: ids padded on the right (as ``data.encode_pairs`` makes them).
-    Returns the ids ``(batch, steps <= max_length)`` (``<eos>`` included, then ``<pad>``) and the
-    weights ``(batch, steps, source_len)`` (``None`` without attention)."""
+    """Decode greedily until every row has made ``<eos>``; ``source`` ``(batch, source_len)`` padded on
+    the right. Returns the ids ``(batch, steps <= max_length)`` (``<eos>`` included, then ``<pad>``)
+    and the weights ``(batch, steps, source_len)`` (``None`` without attention)."""
     check_instance("model", model, Seq2Seq)
     check_token_ids("source", source, len(model.source_vocab))
     check_int("max_length", max_length)
@@ -384,14 +368,10 @@ def fit(
         order = torch.randperm(len(pairs), generator=generator)
         for begin in range(0, len(order), batch_size):
             index = order[begin : begin + batch_size]
-            batch_lengths = lengths[index]
-            longest = int(batch_lengths.max())
+            longest = int(lengths[index].max())
             target_len = int((target[index] != model.pad_id).sum(1).max())
-            yield (
-                source[index, :longest].to(device),
-                batch_lengths.to(device),
-                target[index, :target_len].to(device),
-            )
+            batch = (source[index, :longest], lengths[index], target[index, :target_len])
+            yield tuple(tensor.to(device) for tensor in batch)
 
     def loss_fn(model, batch):
         batch_source, batch_lengths, batch_target = batch

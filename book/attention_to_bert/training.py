@@ -1,4 +1,4 @@
-"""Seeding, device choice and a short, plain training loop."""
+"""Seeding and a short, plain training loop."""
 
 from __future__ import annotations
 
@@ -25,20 +25,6 @@ def set_seed(seed: int = 0, num_threads: int | None = 2) -> None:
     if num_threads is not None:
         check_int("num_threads", num_threads)
         torch.set_num_threads(min(num_threads, os.cpu_count() or 1))
-
-
-def choose_device(prefer: str | None = None) -> torch.device:
-    """The device to compute on: ``prefer`` (such as ``"cpu"``) if given, else CUDA when present."""
-    if prefer is not None and not isinstance(prefer, str | torch.device):
-        raise TypeError(f"prefer must be a device name such as 'cpu', got {type(prefer).__name__}")
-    try:
-        device = torch.device(prefer or ("cuda" if torch.cuda.is_available() else "cpu"))
-    except RuntimeError:
-        raise ValueError(f"prefer must be a device name such as 'cuda', got {prefer!r}") from None
-    available = {"cuda": torch.cuda.is_available(), "mps": torch.backends.mps.is_available()}
-    if not available.get(device.type, True):
-        raise ValueError(f"prefer={prefer!r} was asked for, but this machine has no {device.type}")
-    return device
 
 
 def train(

@@ -1,9 +1,7 @@
 """The Transformer of Vaswani et al. (2017), small and plain: batch-first, post-LN, ReLU (chapter 6).
-
 ``EncoderLayer``, ``DecoderLayer`` and ``Transformer`` equal their ``torch.nn`` twins after
 ``from_torch``; every forward also returns the attention weights of each layer. Every mask is a bool
-tensor, True = may not attend (torch's convention), with the shapes of ``masks.combine_masks``.
-"""
+tensor, True = may not attend (torch's convention), with the shapes of ``masks.combine_masks``."""
 
 from __future__ import annotations
 
@@ -91,11 +89,9 @@ class EncoderLayer(_PostLNLayer):
 
 
 class DecoderLayer(_PostLNLayer):
-    """Masked self-attention -> Add & Norm -> cross-attention -> Add & Norm -> FFN -> Add & Norm.
-    Like ``nn.TransformerDecoderLayer``; the cross-attention (``multihead_attn``) takes its queries from
-    the decoder, its keys and values from the encoder's output ``memory``. ``forward`` returns
-    ``(x, self_weights, cross_weights)``; pass ``tgt_mask=causal_mask(tgt_len)`` when training (in
-    every mask, True = may not attend)."""
+    """Masked self-attention -> Add & Norm -> cross-attention (queries from the decoder, keys and
+    values from ``memory``) -> Add & Norm -> FFN -> Add & Norm, like ``nn.TransformerDecoderLayer``:
+    ``(x, self_weights, cross_weights)``; pass ``tgt_mask=causal_mask(tgt_len)`` (True = may not attend)."""
 
     _twin = nn.TransformerDecoderLayer
     _cross_attention = True
@@ -122,11 +118,9 @@ class DecoderLayer(_PostLNLayer):
 
 
 class Transformer(nn.Module):
-    """Encoder stack + final LayerNorm, decoder stack + final LayerNorm, exactly like ``nn.Transformer``.
-
-    Works on vectors ``(batch, seq, d_model)`` (add embeddings and positions outside, as torch does).
-    ``forward(src, tgt, *, src_mask, ...)`` (True = may not attend) returns ``(output, attentions)``.
-    """
+    """Encoder stack + final LayerNorm, decoder stack + final LayerNorm, exactly like ``nn.Transformer``,
+    on vectors ``(batch, seq, d_model)`` (embeddings and positions are added outside, as torch does).
+    ``forward(src, tgt, *, src_mask, ...)`` (True = may not attend) returns ``(output, attentions)``."""
 
     def __init__(
         self,

@@ -21,14 +21,11 @@ _SPECIAL_IDS = Vocabulary([]).stoi  # where data.Vocabulary puts <pad>, <bos> an
 
 
 class Seq2SeqTransformer(nn.Module):
-    """A small sequence-to-sequence Transformer: token ids in, next-token logits out.
-
-    Source and target tokens are embedded, scaled by √d_model and given positions
-    (:class:`PositionalEncoding`); a :class:`Transformer` encodes the source and decodes the target
-    under a causal mask; a linear *generator* turns each decoder output into logits over the target
-    vocabulary (the softmax is left to the loss). Padding (``pad_id``) is masked out everywhere;
-    ``bos_id`` and ``eos_id`` (those of ``data.Vocabulary`` by default) start and end an output.
-    """
+    """A small sequence-to-sequence Transformer: tokens are embedded, scaled by √d_model and given
+    positions (:class:`PositionalEncoding`); a :class:`Transformer` encodes the source and decodes
+    the target under a causal mask; a linear *generator* gives next-token logits (the softmax is left
+    to the loss). Padding (``pad_id``) is masked out everywhere; ``bos_id`` and ``eos_id`` (those of
+    ``data.Vocabulary`` by default) start and end an output."""
 
     def __init__(
         self,
@@ -132,12 +129,9 @@ class Seq2SeqTransformer(nn.Module):
 
 
 def noam_schedule(d_model: int, warmup_steps: int, factor: float = 1.0) -> Callable[[int], float]:
-    """The learning rate of Vaswani et al. (2017), as a function of the step (1, 2, ...).
-
-    ``lrate = factor · d_model^-0.5 · min(step^-0.5, step · warmup_steps^-1.5)``: it grows linearly
-    for ``warmup_steps`` steps, peaks there, then decays like 1/√step. Step 0 is treated as step 1,
-    so that it can be used with ``torch.optim.lr_scheduler.LambdaLR`` on an optimizer whose ``lr`` is 1.
-    """
+    """The learning rate of Vaswani et al. (2017) at a step (1, 2, ...): ``lrate = factor · d_model^-0.5
+    · min(step^-0.5, step · warmup_steps^-1.5)`` grows linearly for ``warmup_steps`` steps, then decays
+    like 1/√step. Step 0 counts as step 1, for ``LambdaLR`` on an optimizer whose ``lr`` is 1."""
     check_ints(d_model=d_model, warmup_steps=warmup_steps)
     check_number("factor", factor, positive=True)
 

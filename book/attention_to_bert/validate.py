@@ -39,6 +39,24 @@ def check_choice(name: str, value: object, choices: tuple) -> None:
         raise ValueError(f"{name} must be one of {choices}, got {value!r}")
 
 
+def check_divisible(name: str, value: int, by_name: str, by: int) -> None:
+    """``value`` a multiple of ``by``, such as d_model of num_heads (each head gets value // by)."""
+    if value % by:
+        divisors = [d for d in range(1, value + 1) if value % d == 0][:8]
+        raise ValueError(
+            f"{name}={value} must be divisible by {by_name}={by} (each head gets {name} // "
+            f"{by_name} features); try {by_name} in {divisors}"
+        )
+
+
+def check_same(what: str, **sizes: object) -> None:
+    """Equal values, such as batch sizes: ``check_same("batch size", query=4, key=4)``."""
+    if len(set(sizes.values())) > 1:
+        *names, last = sizes
+        got = ", ".join(f"{name} {size}" for name, size in sizes.items())
+        raise ValueError(f"{', '.join(names)} and {last} must have the same {what}, got {got}")
+
+
 def check_strings(name: str, value: object) -> None:
     """A list or tuple of ``str`` (one string alone is refused: it would be read as characters)."""
     wrong = [v for v in value if not isinstance(v, str)] if isinstance(value, list | tuple) else 0
@@ -106,16 +124,18 @@ def check_mask(
     meaning: str = "True = may not attend",
     hint: str = "",
     device: torch.device | None = None,
+    axes: str | None = None,
 ) -> None:
-    """A bool mask, of ``shape`` and on ``device`` if given; ``meaning`` says what True means and
-    ``hint`` how to make one, for the error message."""
+    """A bool mask, of ``shape`` (its ``axes`` named) and on ``device`` if given; ``meaning`` says
+    what True means and ``hint`` how to make one, for the error message."""
     if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
         got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
         if hint and isinstance(mask, Tensor):
             got = f"dtype {mask.dtype}; {hint}"
         raise TypeError(f"{name} must be a bool tensor ({meaning}), got {got}")
     if shape is not None and tuple(mask.shape) != tuple(shape):
-        raise ValueError(f"{name} must have shape {tuple(shape)}, got {tuple(mask.shape)}")
+        named = f"{axes} = " if axes else ""
+        raise ValueError(f"{name} must have shape {named}{tuple(shape)}, got {tuple(mask.shape)}")
     if device is not None and mask.device != device:
         raise ValueError(f"{name} must be on the inputs' device {device}, got {mask.device}")
 
