@@ -298,7 +298,7 @@ def merge(parts: list[dict]) -> dict:
     result = dict(parts[0]) | {"cells": [], "seconds": max(p.get("seconds", 0) for p in parts)}
     seen = set()
     for part in parts:
-        for key in ("lr", "penalty", "validation"):
+        for key in ("lr", "penalty", "validation", "tfidf_c"):
             result[key] = result.get(key, {}) | part.get(key, {})
         for cell in part["cells"]:
             if (cell["model"], cell["size"], cell["seed"]) not in seen:
