@@ -176,7 +176,7 @@ def test_heads_must_divide_d_model():
             (2, 4, 8),
             r"query must have shape \(batch, seq, d_model=8\), got \(3, 8\)",
         ),
-        ((2, 3, 8), (3, 4, 8), (3, 4, 8), "same batch size, got 2, 3, 3"),
+        ((2, 3, 8), (3, 4, 8), (3, 4, 8), "same batch size, got query 2, key 3, value 3"),
         ((2, 3, 8), (2, 4, 8), (2, 5, 8), "same length, got key 4, value 5"),
     ],
 )

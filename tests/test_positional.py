@@ -33,7 +33,7 @@ def test_positional_encoding_rejects_bad_inputs():
     assert encoding(torch.zeros(2, 10, 8)).shape == (2, 10, 8)
     with pytest.raises(ValueError, match="exceeds max_len=10"):
         encoding(torch.zeros(2, 11, 8))
-    with pytest.raises(ValueError, match=r"d_model=8\), got \(2, 5, 7\)"):
+    with pytest.raises(ValueError, match=r"d_model=8\) = \(2, 5, 8\), got \(2, 5, 7\)"):
         encoding(torch.zeros(2, 5, 7))
     with pytest.raises(ValueError, match="shape"):
         encoding(torch.zeros(5, 8))

@@ -76,11 +76,7 @@ class MultiHeadAttention(nn.Module):
                 raise ValueError(
                     f"{name}'s last dimension must be d_model={self.d_model}, got {tensor.shape[-1]}"
                 )
-        if not len(query) == len(key) == len(value):  # the words chapter 5 prints
-            raise ValueError(
-                "query, key and value must have the same batch size, "
-                f"got {len(query)}, {len(key)}, {len(value)}"
-            )
+        check_same("batch size", query=len(query), key=len(key), value=len(value))
         check_same("length", key=key.shape[1], value=value.shape[1])
 
     def forward(

@@ -31,12 +31,9 @@ class PositionalEncoding(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_tensor("x", x, floating=True)
-        if x.dim() != 3 or x.shape[-1] != self.d_model:
-            raise ValueError(
-                f"PositionalEncoding expects x of shape (batch, seq, d_model={self.d_model}), "
-                f"got {tuple(x.shape)}"
-            )
+        axes = f"(batch, seq, d_model={self.d_model})"
+        check_tensor("x", x, floating=True, dim=3, axes=axes)
+        check_tensor("x", x, shape=(*x.shape[:2], self.d_model), axes=axes)
         if x.shape[1] > self.max_len:
             raise ValueError(
                 f"PositionalEncoding: sequence length {x.shape[1]} exceeds max_len={self.max_len}; "

@@ -22,15 +22,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from attention_to_bert.attention import (
-    AdditiveScore,
-    GeneralScore,
-    attention,
-    dot_score,
-    padding_mask,
-)
+from attention_to_bert.attention import AdditiveScore, GeneralScore, attention, dot_score
 from attention_to_bert.data.dates import encode_pairs
 from attention_to_bert.data.vocabulary import BOS, EOS, Vocabulary
+from attention_to_bert.masks import padding_mask
 from attention_to_bert.training import train
 from attention_to_bert.validate import (
     check_choice,
