@@ -5,7 +5,8 @@ One module a task: ``vocabulary`` (shared), ``documents`` (chapter 2: real revie
 long-range task); chapter 8's corpora and splits: ``sentiment`` (the UCI sentences' pre-training and
 fine-tuning splits), ``wordnet`` (the first checkpoint's corpus), ``everyday`` (the second's).
 Every generator takes a ``seed`` (``reversal_pairs`` a ``torch.Generator``) and returns the same
-data on every machine (its own ``random.Random(seed)``). The names the chapters use are importable from ``attention_to_bert.data``.
+data on every machine (its own ``random.Random(seed)``). The names the chapters use are importable
+from ``attention_to_bert.data``.
 """
 
 from attention_to_bert.data.dates import (
