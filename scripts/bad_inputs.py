@@ -846,10 +846,10 @@ def _():
     return len(test) == 600 and not {s for s, _ in validation} & {s for s, _ in test}
 
 
-@valid("wordnet.corpus_documents: lists of sentences")
+@valid("wordnet.corpus_documents, everyday.corpus_documents: lists of sentences")
 def _():
-    corpus = wordnet.corpus_documents()
-    return isinstance(corpus[0][0], str) and len(corpus) > 1000
+    corpora = wordnet.corpus_documents(), everyday.corpus_documents()
+    return all(isinstance(c[0][0], str) and len(c) > 1000 for c in corpora)
 
 
 @valid("load_glosses: WordNet synsets as lists of sentences")
