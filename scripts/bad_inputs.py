@@ -61,10 +61,11 @@ from attention_to_bert.data import (  # noqa: E402
     dates,
     documents,
     everyday,  # noqa: E402
+    reversal,
+    sentiment,
     vocabulary,
+    wordnet,
 )
-from attention_to_bert.data.sentiment import load_sentences  # noqa: E402
-from attention_to_bert.data.wordnet import load_glosses  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pretrain_bert  # noqa: E402  (its PackedPairSampler)
@@ -686,7 +687,6 @@ def _():
 
 
 # pre-training
-bad("sentiment_split(num_test=-5)", "num_test")(lambda: PT.sentiment_split(num_test=-5))
 bad("train_wordpiece('a string')", "texts")(lambda: PT.train_wordpiece("a string"))
 bad("BertForPreTraining('x')", "config")(lambda: PT.BertForPreTraining("x"))
 bad("encode_texts(max_length=1)", "max_length")(lambda: PT.encode_texts(tokenizer(), ["a b"], 1))
@@ -734,9 +734,6 @@ bad("PackedPairSampler.batch size 0", "size")(
     lambda: pretrain_bert.PackedPairSampler([[[7, 8], [9]]], 2, 3).batch(0)
 )
 bad("everyday.normalise of a number", "text")(lambda: everyday.normalise(3))
-bad("long_range.reversal_pairs count 0", "count")(
-    lambda: long_range.reversal_pairs(0, 4, torch.Generator())
-)
 bad("long_range.make_model unknown name", "name")(lambda: long_range.make_model("cnn", 8))
 bad("long_range.train evaluate=3", "evaluate")(
     lambda: long_range.train("rnn", 4, 0, steps=1, evaluate=3)
@@ -760,9 +757,9 @@ def _():
     return batch["input_ids"].shape == (16, 8) and bool((batch["input_ids"][:, 0] == 2).all())
 
 
-@valid("long_range.reversal_pairs, make_model, logits_of: shapes of a tiny run")
+@valid("reversal.reversal_pairs, long_range.make_model, logits_of: shapes of a tiny run")
 def _():
-    pairs = long_range.reversal_pairs(2, 4, torch.Generator().manual_seed(0))
+    pairs = reversal.reversal_pairs(2, 4, torch.Generator().manual_seed(0))
     model = long_range.make_model("transformer", 4)
     source = torch.zeros(2, 4).long() + 4
     logits = long_range.logits_of(model, source, torch.zeros(2, 6).long() + 4)
@@ -793,14 +790,7 @@ def _():
     return nan[0] if nan else any(draw[2] == 0 for draw in draws)
 
 
-@valid("corpus_documents: lists of sentences")
-def _():
-    corpus = PT.corpus_documents()
-    return isinstance(corpus[0][0], str) and len(corpus) > 1000
-
-
 # fine-tuning
-bad("training_set(pool, -1)", "size")(lambda: FT.training_set([("a", 0)], -1, 0))
 bad("finetuning.Encoder('bogus')", "kind")(lambda: FT.Encoder("bogus"))
 bad("mean_pool mask of 2s", "mask")(lambda: FT.mean_pool(x8, torch.full((2, 5), 2)))
 bad("features('bogus')", "kind")(lambda: FT.features("bogus", minilm_encoder(), [("a", 0)]))
@@ -827,12 +817,6 @@ def _():
     )
 
 
-@valid("splits: 600 test sentences, no sentence in two splits")
-def _():
-    train_pool, validation, test = FT.splits()
-    return len(test) == 600 and not {s for s, _ in validation} & {s for s, _ in test}
-
-
 # data
 bad("Vocabulary(123)", "tokens")(lambda: vocabulary.Vocabulary(123))
 bad("Vocabulary([1, 2])", "tokens")(lambda: vocabulary.Vocabulary([1, 2]))
@@ -846,12 +830,31 @@ bad("make_documents(count=0)", "count")(
 )
 
 
-bad("load_sentences('imbd')", "source")(lambda: load_sentences("imbd"))
+bad("load_sentences('imbd')", "source")(lambda: sentiment.load_sentences("imbd"))
+bad("sentiment.pretraining_split(num_test=-5)", "num_test")(
+    lambda: sentiment.pretraining_split(num_test=-5)
+)
+bad("sentiment.training_set(pool, -1)", "size")(lambda: sentiment.training_set([("a", 0)], -1, 0))
+bad("reversal.reversal_pairs count 0", "count")(
+    lambda: reversal.reversal_pairs(0, 4, torch.Generator())
+)
+
+
+@valid("sentiment.finetuning_splits: 600 test sentences, no sentence in two splits")
+def _():
+    train_pool, validation, test = sentiment.finetuning_splits()
+    return len(test) == 600 and not {s for s, _ in validation} & {s for s, _ in test}
+
+
+@valid("wordnet.corpus_documents, everyday.corpus_documents: lists of sentences")
+def _():
+    corpora = wordnet.corpus_documents(), everyday.corpus_documents()
+    return all(isinstance(c[0][0], str) and len(c) > 1000 for c in corpora)
 
 
 @valid("load_glosses: WordNet synsets as lists of sentences")
 def _():
-    glosses = load_glosses()
+    glosses = wordnet.load_glosses()
     return len(glosses) > 1000 and isinstance(glosses[0][0], str)
 
 

@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT / "book"))
 OUT = ROOT / "book" / "attention_to_bert" / "data" / "results" / "ch06_long_range.json"
 
 from attention_to_bert import long_range, seq2seq  # noqa: E402
-from attention_to_bert.data import encode_pairs  # noqa: E402
+from attention_to_bert.data import encode_pairs, reversal  # noqa: E402
 
 TEST = 200
 
@@ -56,7 +56,7 @@ def score(model: nn.Module, test: list[tuple[str, str]]) -> dict:
     """Greedy letter accuracy and exact match, and teacher-forced letter accuracy, on ``test``;
     also the greedy letter accuracy in each quarter of the output (first letters written first)."""
     model.eval()
-    source, _, target = encode_pairs(test, long_range.VOCAB, long_range.VOCAB)
+    source, _, target = encode_pairs(test, reversal.VOCAB, reversal.VOCAB)
     expected = target[:, 1:]  # the letters, then <eos>
     with torch.no_grad():
         forced = long_range.logits_of(model, source, target).argmax(-1)
@@ -92,9 +92,7 @@ def run_all(lengths: list[int], seeds: list[int], models: list[str], seconds: fl
     """Every (length, seed, model) run, each printed as it ends."""
     runs = []
     for length in lengths:
-        test = long_range.reversal_pairs(
-            TEST, length, torch.Generator().manual_seed(10**6 + length)
-        )
+        test = reversal.reversal_pairs(TEST, length, torch.Generator().manual_seed(10**6 + length))
         for seed in seeds:
             for name in models:
                 result = long_range.train(
@@ -130,7 +128,7 @@ def main(argv: list[str] | None = None) -> None:
         )
     else:
         table = {
-            "task": f"reverse a string of n random letters ({long_range.LETTERS})",
+            "task": f"reverse a string of n random letters ({reversal.LETTERS})",
             "batch": long_range.BATCH,
             "test_strings": TEST,
             "training_cpu_seconds_budget": args.seconds,

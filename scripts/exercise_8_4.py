@@ -16,12 +16,12 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from finetune_table import OUT, accuracy, fine_tune  # noqa: E402
 
-from attention_to_bert.finetuning import splits, training_set  # noqa: E402
+from attention_to_bert.data.sentiment import finetuning_splits, training_set  # noqa: E402
 
 
 def main() -> dict:
     torch.set_num_threads(1)
-    pool, _, test = splits()
+    pool, _, test = finetuning_splits()
     table = json.loads(OUT.read_text())
     lr = next(r["lr"] for r in table["rows"] if r["model"] == "scratch")
     runs = []

@@ -1,6 +1,6 @@
 """Chapter 8's fine-tuning table: what pre-training buys on real labelled sentences.
 
-The UCI sentences (``attention_to_bert.pretraining.sentiment_split``): 600 held-out test sentences,
+The UCI sentences (``attention_to_bert.data.sentiment.finetuning_splits``): 600 held-out test sentences,
 a validation split of 283 pool sentences (learning rates and C are chosen there), and training sets of
 16, 64, 256 and 1,000 sentences drawn from the rest of the pool with each seed. Models:
 
@@ -48,7 +48,8 @@ sys.path.insert(0, str(ROOT / "book"))
 
 from attention_to_bert import finetuning  # noqa: E402
 from attention_to_bert.bert import BertConfig  # noqa: E402
-from attention_to_bert.finetuning import CONTEXT, features, mean_pool, splits, training_set  # noqa: E402
+from attention_to_bert.data.sentiment import CONTEXT, finetuning_splits, training_set  # noqa: E402
+from attention_to_bert.finetuning import features, mean_pool  # noqa: E402
 from attention_to_bert.pretraining import (  # noqa: E402
     DICTIONARY,
     BertForPreTraining,
@@ -284,7 +285,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fit-lr", type=float, help="the fit rows at this rate instead")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
-    pool, validation, test = splits()
+    pool, validation, test = finetuning_splits()
     if args.fit:
         for kind in [k for k in args.models if k in GRIDS]:
             table = json.loads(args.out.read_text())

@@ -3,7 +3,7 @@
 ``--corpus everyday`` (the default): children's stories, novels, a fifth of a Bible, conversations
 and WordNet's glosses with full stops (``attention_to_bert.data.everyday``), with its held-out
 documents; ``--corpus dictionary``: the first checkpoint's text, WordNet 3.0's glosses and examples
-plus the UCI training-pool sentences (``pretraining.corpus_documents``), one synset in a hundred held
+plus the UCI training-pool sentences (``data.wordnet.corpus_documents``), one synset in a hundred held
 out. Seeded and single-threaded by default, so the same arguments give the same weights on the same
 machine. Writes ``tokenizer.json`` (trained first if missing), ``model.safetensors`` and
 ``config.json`` (with the loss log and the everyday cloze hits) into ``--out``, every
@@ -38,13 +38,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book"))
 
 from attention_to_bert.bert import BertConfig  # noqa: E402
+from attention_to_bert.data import wordnet  # noqa: E402
 from attention_to_bert.mlm import evaluate_mlm  # noqa: E402
 from attention_to_bert.pretraining import (  # noqa: E402
     IGNORE,
     PRETRAINED,
     BertForPreTraining,
     PairSampler,
-    corpus_documents,
     load_pretrained,
     pretraining_losses,
     train_wordpiece,
@@ -225,7 +225,7 @@ def corpus(args: argparse.Namespace) -> tuple[list[list[str]], list[str]]:
 
         held = [doc[0] for doc in everyday.validation_documents()][:1000]
         return everyday.corpus_documents(), held
-    documents = corpus_documents()
+    documents = wordnet.corpus_documents()
     train_docs = [doc for i, doc in enumerate(documents) if i % 100]
     return train_docs, [doc[0] for i, doc in enumerate(documents) if i % 100 == 0][:600]
 

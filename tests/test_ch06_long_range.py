@@ -1,5 +1,6 @@
-"""Chapter 6's long-range test (``attention_to_bert.long_range``, ``scripts/ch06_long_range.py``)
-and its timing sweep (``scripts/ch06_timing.py``): the shipped files, and their first steps re-run."""
+"""Chapter 6's long-range test (``attention_to_bert.long_range`` on ``data.reversal``'s strings,
+``scripts/ch06_long_range.py``) and its timing sweep (``scripts/ch06_timing.py``): the shipped
+files, and their first steps re-run."""
 
 import json
 
@@ -8,24 +9,25 @@ import torch
 from helpers import ROOT, load_script
 
 from attention_to_bert import long_range
+from attention_to_bert.data import reversal
 
 RESULTS = ROOT / "book" / "attention_to_bert" / "data" / "results"
 
 
 def test_reversal_pairs_are_reversed_and_seeded():
-    pairs = long_range.reversal_pairs(3, 10, torch.Generator().manual_seed(0))
-    again = long_range.reversal_pairs(3, 10, torch.Generator().manual_seed(0))
+    pairs = reversal.reversal_pairs(3, 10, torch.Generator().manual_seed(0))
+    again = reversal.reversal_pairs(3, 10, torch.Generator().manual_seed(0))
     assert pairs == again and len(pairs) == 3
     for source, target in pairs:
         assert len(source) == 10 and target == source[::-1]
-        assert set(source) <= set(long_range.LETTERS)
+        assert set(source) <= set(reversal.LETTERS)
 
 
 @pytest.mark.parametrize(
     ("call", "error", "match"),
     [
-        (lambda: long_range.reversal_pairs(0, 5, torch.Generator()), ValueError, "count"),
-        (lambda: long_range.reversal_pairs(2, 5, 0), TypeError, "generator"),
+        (lambda: reversal.reversal_pairs(0, 5, torch.Generator()), ValueError, "count"),
+        (lambda: reversal.reversal_pairs(2, 5, 0), TypeError, "generator"),
         (lambda: long_range.make_model("lstm", 8), ValueError, "name"),
         (lambda: long_range.train("rnn", 8, 0), ValueError, "seconds or steps"),
         (lambda: long_range.train("rnn", 8, 0, seconds=1.0, steps=2), ValueError, "exactly"),
@@ -39,7 +41,7 @@ def test_bad_inputs_are_named(call, error, match):
 @pytest.mark.parametrize("name", long_range.MODELS)
 def test_a_short_run_is_scored_and_its_first_steps_are_the_shipped_ones(name):
     script = load_script("scripts/ch06_long_range.py")
-    test = long_range.reversal_pairs(4, 64, torch.Generator().manual_seed(1))
+    test = reversal.reversal_pairs(4, 64, torch.Generator().manual_seed(1))
     result = long_range.train(name, 64, 0, steps=3, evaluate=script.scored(test))
     assert result["steps"] == 3 and len(result["losses"]) == 3
     for key in ("greedy_letter_accuracy", "exact_match", "forced_letter_accuracy"):

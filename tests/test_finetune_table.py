@@ -9,6 +9,8 @@ import pytest
 import torch
 from helpers import ROOT, load_script
 
+from attention_to_bert.data import sentiment
+
 SHIPPED = ROOT / "book" / "attention_to_bert" / "data" / "results" / "ch08_finetune.json"
 MODELS = ("minilm", "book", "scratch", "static", "frozen_mean", "frozen_cls")
 
@@ -55,12 +57,12 @@ def test_the_script_recomputes_a_shipped_cell(kind):
         for r in json.loads(SHIPPED.read_text())["rows"]
         if (r["model"], r["size"], r["seed"]) == (kind, 16, 0)
     )
-    pool, _, test = module.splits()
+    pool, _, test = sentiment.finetuning_splits()
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as the script ran
     try:
         encoder, head, *_ = module.fine_tune(
-            kind, module.training_set(pool, 16, 0), shipped["lr"], 0
+            kind, sentiment.training_set(pool, 16, 0), shipped["lr"], 0
         )
         accuracy, _ = module.accuracy(encoder, head, test)
     finally:

@@ -11,6 +11,7 @@ from safetensors.torch import load_file
 
 from attention_to_bert import mlm, pretraining
 from attention_to_bert.bert import BertConfig
+from attention_to_bert.data import sentiment, wordnet
 from attention_to_bert.pretraining import (
     BertForPreTraining,
     PairSampler,
@@ -285,22 +286,20 @@ def test_fill_mask_refuses_bad_input(text, top_k, error, message):
 
 
 def test_the_fine_tuning_test_sentences_are_never_trained_on():
-    from attention_to_bert import finetuning
-
-    pool, validation, test = finetuning.splits()
+    pool, validation, test = sentiment.finetuning_splits()
     assert len(test) == 600 and len(validation) == 283
     test_text = {s for s, _ in test}
     assert not test_text & {s for s, _ in pool + validation}
-    corpus = {s for doc in pretraining.corpus_documents() for s in doc}
+    corpus = {s for doc in wordnet.corpus_documents() for s in doc}
     assert not test_text & corpus  # pre-training never read them either
-    small, large = finetuning.training_set(pool, 16, 0), finetuning.training_set(pool, 64, 1)
+    small, large = sentiment.training_set(pool, 16, 0), sentiment.training_set(pool, 64, 1)
     assert len(small) == 16 and len(large) == 64 and small != large[:16]
 
 
 def test_the_cloze_sentences_are_not_in_the_corpus():
     path = Path(pretraining.__file__).parent / "data" / "cloze.tsv"
     rows = [line.split("\t") for line in path.read_text().splitlines()]
-    corpus = {s.lower() for doc in pretraining.corpus_documents() for s in doc}
+    corpus = {s.lower() for doc in wordnet.corpus_documents() for s in doc}
     assert len(rows) >= 40
     assert all(s.count("[MASK]") == 1 and s.replace("[MASK]", w) not in corpus for s, w in rows)
 

@@ -1,44 +1,14 @@
 """Chapter 8's fine-tuning comparison on the UCI sentences (with ``scripts/finetune_table.py``, which
-adds the book's encoders and the last layer's features): the splits (600 test, 283 validation,
-training sets drawn from the rest), the MiniLM encoder, its static features."""
+adds the book's encoders and the last layer's features): the MiniLM encoder, its static features.
+The splits and training sets are ``data.sentiment``'s (``finetuning_splits``, ``training_set``)."""
 
 from __future__ import annotations
-
-import random
-import re
 
 import numpy as np
 import torch
 
 from attention_to_bert.bert import load_minilm
-from attention_to_bert.pretraining import sentiment_split
-from attention_to_bert.validate import (
-    check_choice,
-    check_instance,
-    check_int,
-    check_strings,
-    check_tensor,
-)
-
-NUM_TEST = 600
-NUM_VALIDATION = 283
-CONTEXT = re.compile(r"\b(not|no|never|nothing|n't|but|although|however)\b|n't\b", re.IGNORECASE)
-
-
-def splits() -> tuple[list, list, list]:
-    """``(train_pool, validation, test)`` lists of ``(sentence, label)``."""
-    pool, test = sentiment_split()
-    return pool[:-NUM_VALIDATION], pool[-NUM_VALIDATION:], test[:NUM_TEST]
-
-
-def training_set(pool: list, size: int, seed: int) -> list:
-    """``size`` rows of ``pool`` drawn (without replacement) with ``seed``."""
-    check_instance("pool", pool, list)
-    check_int("size", size, 1, len(pool))
-    check_int("seed", seed, minimum=0)
-    rows = list(pool)
-    random.Random(seed).shuffle(rows)
-    return rows[:size]
+from attention_to_bert.validate import check_choice, check_instance, check_strings, check_tensor
 
 
 class Encoder:

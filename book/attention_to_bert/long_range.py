@@ -1,5 +1,5 @@
-"""Chapter 6's long-range test: reverse a string of n letters (``a``-``h``), chapter 3's RNN with
-attention (Adam at 1e-2, its tuned rate) against chapter 6's Transformer (Adam with the warm-up
+"""Chapter 6's long-range test: reverse a string of n letters (``data.reversal``), chapter 3's RNN
+with attention (Adam at 1e-2, its tuned rate) against chapter 6's Transformer (Adam with the warm-up
 schedule), each on fresh seeded batches of 32 for a budget of CPU seconds or a number of steps,
 with cross-entropy and gradient clipping at norm 1.0. ``scripts/ch06_long_range.py`` runs it all."""
 
@@ -13,23 +13,13 @@ import torch.nn.functional as F
 from torch import nn
 
 from attention_to_bert import seq2seq, set_seed
-from attention_to_bert.data import Vocabulary, encode_pairs
+from attention_to_bert.data import encode_pairs
+from attention_to_bert.data.reversal import VOCAB, reversal_pairs
 from attention_to_bert.translator import Seq2SeqTransformer, noam_schedule
-from attention_to_bert.validate import check_instance, check_int, check_ints, check_number
+from attention_to_bert.validate import check_instance, check_int, check_number
 
-LETTERS = "abcdefgh"
-VOCAB = Vocabulary(LETTERS)
 BATCH = 32
 MODELS = ("rnn", "transformer")
-
-
-def reversal_pairs(count: int, length: int, generator: torch.Generator) -> list[tuple[str, str]]:
-    """``count`` random strings of ``length`` letters (``a``-``h``) and their reversals."""
-    check_ints(count=count, length=length)
-    check_instance("generator", generator, torch._C.Generator, "a torch.Generator")
-    ids = torch.randint(0, len(LETTERS), (count, length), generator=generator).tolist()
-    strings = ["".join(LETTERS[i] for i in row) for row in ids]
-    return [(s, s[::-1]) for s in strings]
 
 
 def make_model(name: str, length: int) -> nn.Module:

@@ -42,27 +42,6 @@ SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 IGNORE = -100  # the label of a position the loss skips (torch's cross_entropy ignore_index)
 
 
-def sentiment_split(num_test: int = 1000, seed: int = 0) -> tuple[list, list]:
-    """The UCI sentences of all three sources, shuffled with ``seed``: ``(pool, test)``, where the
-    first ``num_test`` are held out. Pre-training sees only the pool's text (never its labels)."""
-    from attention_to_bert.data.sentiment import SOURCES, load_sentences
-
-    check_int("seed", seed, minimum=0)
-    pairs = [pair for source in SOURCES for pair in load_sentences(source)]
-    check_int("num_test", num_test, 0, len(pairs) - 1)
-    random.Random(seed).shuffle(pairs)
-    return pairs[num_test:], pairs[:num_test]
-
-
-def corpus_documents() -> list[list[str]]:
-    """The first checkpoint's corpus: each WordNet synset ``[definition, example, ...]`` is a
-    document, then each UCI pool sentence (never a test one) is a one-sentence document."""
-    from attention_to_bert.data.wordnet import load_glosses
-
-    pool, _ = sentiment_split()
-    return load_glosses() + [[sentence] for sentence, _ in pool]
-
-
 def train_wordpiece(texts: list[str], vocab_size: int = 8000) -> Any:
     """A lower-casing WordPiece tokenizer (``tokenizers.Tokenizer``) trained on ``texts``."""
     from tokenizers import BertWordPieceTokenizer

@@ -1,9 +1,12 @@
 """Data sets and vocabularies, all seeded; nothing is downloaded.
 
 One module a task: ``vocabulary`` (shared), ``documents`` (chapter 2: real review sentences from
-``sentiment``, mixed into documents), ``dates`` (chapters 3 and 6).
-Every generator takes a ``seed`` and returns the same data on every machine (its own
-``random.Random(seed)``). The names the chapters use are importable from ``attention_to_bert.data``.
+``sentiment``, mixed into documents), ``dates`` (chapters 3 and 6), ``reversal`` (chapter 6's
+long-range task); chapter 8's corpora and splits: ``sentiment`` (the UCI sentences' pre-training and
+fine-tuning splits), ``wordnet`` (the first checkpoint's corpus), ``everyday`` (the second's).
+Every generator takes a ``seed`` (``reversal_pairs`` a ``torch.Generator``) and returns the same
+data on every machine (its own ``random.Random(seed)``). The names the chapters use are importable
+from ``attention_to_bert.data``.
 """
 
 from attention_to_bert.data.dates import (
@@ -18,4 +21,5 @@ from attention_to_bert.data.documents import (
     make_documents,
     sentence_splits,
 )
+from attention_to_bert.data.reversal import reversal_pairs
 from attention_to_bert.data.vocabulary import BOS, EOS, Vocabulary, pad_sequences

@@ -1,14 +1,24 @@
 """The UCI "Sentiment Labelled Sentences" (Kotzias et al., 2015; CC BY 4.0), shipped as an extract.
 
 ``load_sentences("imdb")`` returns ``(sentence, label)`` pairs, label 1 = positive, 0 = negative.
-See ``README.md`` and ``LICENSE`` beside this file; ``scripts/build_sentiment_extract.py`` rebuilt it.
+Chapter 8's splits: ``pretraining_split()`` holds out test sentences that pre-training never reads;
+``finetuning_splits()`` and ``training_set`` are the fine-tuning comparison's. See ``README.md`` and
+``LICENSE`` beside this file; ``scripts/build_sentiment_extract.py`` rebuilt it.
 """
 
 from __future__ import annotations
 
+import random
+import re
 from importlib import resources
 
+from attention_to_bert.validate import check_instance, check_int
+
 SOURCES = ("imdb", "yelp", "amazon")
+FINETUNING_TEST = 600  # the first 600 of pretraining_split()'s 1,000 test sentences
+FINETUNING_VALIDATION = 283  # the last 283 of its pool
+# the "hard" sentences of chapter 8: negation or contrast, whose label needs the context
+CONTEXT = re.compile(r"\b(not|no|never|nothing|n't|but|although|however)\b|n't\b", re.IGNORECASE)
 _FOLDER = resources.files(__name__)  # package data: works from a checkout and from a wheel
 
 
@@ -32,3 +42,30 @@ def load_sentences(source: str, unique: bool = True) -> list[tuple[str, int]]:
         seen.add(sentence)
         pairs.append((sentence, int(label)))
     return pairs
+
+
+def pretraining_split(num_test: int = 1000, seed: int = 0) -> tuple[list, list]:
+    """The UCI sentences of all three sources, shuffled with ``seed``: ``(pool, test)``, where the
+    first ``num_test`` are held out. Pre-training sees only the pool's text (never its labels)."""
+    check_int("seed", seed, minimum=0)
+    pairs = [pair for source in SOURCES for pair in load_sentences(source)]
+    check_int("num_test", num_test, 0, len(pairs) - 1)
+    random.Random(seed).shuffle(pairs)
+    return pairs[num_test:], pairs[:num_test]
+
+
+def finetuning_splits() -> tuple[list, list, list]:
+    """Chapter 8's fine-tuning comparison: ``(train_pool, validation, test)`` lists of ``(sentence,
+    label)``, all from ``pretraining_split()``: its pool split in two, and 600 of its test ones."""
+    pool, test = pretraining_split()
+    return pool[:-FINETUNING_VALIDATION], pool[-FINETUNING_VALIDATION:], test[:FINETUNING_TEST]
+
+
+def training_set(pool: list, size: int, seed: int) -> list:
+    """``size`` rows of ``pool`` drawn (without replacement) with ``seed``."""
+    check_instance("pool", pool, list)
+    check_int("size", size, 1, len(pool))
+    check_int("seed", seed, minimum=0)
+    rows = list(pool)
+    random.Random(seed).shuffle(rows)
+    return rows[:size]

@@ -1,5 +1,6 @@
 """WordNet 3.0's glosses and example sentences (Princeton University; WordNet 3.0 licence), shipped
-as an extract: ``load_glosses()`` returns one list per synset, its definition then its examples.
+as an extract: ``load_glosses()`` returns one list per synset, its definition then its examples;
+``corpus_documents()`` is the corpus of chapter 8's first (dictionary) checkpoint.
 
 See ``README.md`` and ``LICENSE`` beside this file; ``scripts/build_wordnet_extract.py`` rebuilt it
 from the Debian package ``wordnet-base``.
@@ -9,6 +10,8 @@ from __future__ import annotations
 
 import gzip
 from importlib import resources
+
+from attention_to_bert.data.sentiment import pretraining_split
 
 # package data, read through importlib.resources: the same call works from a checkout and from an
 # installed wheel (a notebook opened alone on Colab or in a hand-out)
@@ -22,3 +25,10 @@ def load_glosses() -> list[list[str]]:
         gzip.open(raw, "rt", encoding="utf-8") as file,
     ):
         return [line.rstrip("\n").split("\t") for line in file if line.strip()]
+
+
+def corpus_documents() -> list[list[str]]:
+    """The first checkpoint's corpus: each WordNet synset ``[definition, example, ...]`` is a
+    document, then each UCI pool sentence (never a test one) is a one-sentence document."""
+    pool, _ = pretraining_split()
+    return load_glosses() + [[sentence] for sentence, _ in pool]
