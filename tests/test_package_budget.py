@@ -2,8 +2,9 @@
 ``checks/``, ``data/``, ``plotting.py`` and ``bertviz_offline.py``) are counted together, and no
 top-level module of the package may grow past 450 lines.
 
-The issue asks for fewer than 2,800 counted lines; the package is not there yet, so ``CEILING`` is
-the count reached (it may only go down: lower it when a change saves lines, never raise it)."""
+The issue asks for fewer than 2,800 counted lines (``GOAL``); ``CEILING`` is the count reached, 2,770,
+after the data-set definitions moved to their home in ``data/`` (it may only go down: lower it when
+a change saves lines, never raise it)."""
 
 import pytest
 from helpers import ROOT
@@ -11,7 +12,7 @@ from helpers import ROOT
 PACKAGE = ROOT / "book" / "attention_to_bert"
 NOT_COUNTED = ("plotting.py", "bertviz_offline.py")  # checks/ and data/ are sub-packages
 GOAL = 2_800
-CEILING = 2_843
+CEILING = 2_770
 MODULE_LIMIT = 450
 
 
@@ -27,7 +28,9 @@ def test_the_reader_facing_modules_stay_under_the_ceiling():
     sizes = counted()
     assert "seq2seq.py" in sizes and "plotting.py" not in sizes
     total = sum(sizes.values())
-    assert total <= CEILING, f"{total} counted lines (ceiling {CEILING}, goal < {GOAL}): {sizes}"
+    assert total <= CEILING < GOAL, (
+        f"{total} counted lines (ceiling {CEILING}, goal < {GOAL}): {sizes}"
+    )
 
 
 @pytest.mark.parametrize("path", sorted(PACKAGE.glob("*.py")), ids=lambda p: p.name)
