@@ -48,7 +48,7 @@ sys.path.insert(0, str(ROOT / "book"))
 
 from attention_to_bert import finetuning  # noqa: E402
 from attention_to_bert.bert import BertConfig  # noqa: E402
-from attention_to_bert.data.sentiment import CONTEXT, finetuning_splits, training_set  # noqa: E402
+from attention_to_bert.data.sentiment import NEGATION_OR_CONTRAST, finetuning_splits, training_set  # noqa: E402
 from attention_to_bert.finetuning import features, mean_pool  # noqa: E402
 from attention_to_bert.pretraining import (  # noqa: E402
     DICTIONARY,
@@ -216,7 +216,7 @@ def linear_rows(kind: str, pool: list, validation: list, test: list, seeds: list
 
 
 def record(kind, size, seed, train_accuracy, right, test, extra) -> dict:
-    context = [r for r, (s, _) in zip(right, test, strict=True) if CONTEXT.search(s)]
+    context = [r for r, (s, _) in zip(right, test, strict=True) if NEGATION_OR_CONTRAST.search(s)]
     return {
         "model": kind,
         "size": size,

@@ -32,8 +32,8 @@ class PositionalEncoding(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         axes = f"(batch, seq, d_model={self.d_model})"
-        check_tensor("x", x, floating=True, dim=3, axes=axes)
-        check_tensor("x", x, shape=(*x.shape[:2], self.d_model), axes=axes)
+        check_tensor("PositionalEncoding's x", x, floating=True, dim=3, axes=axes)
+        check_tensor("PositionalEncoding's x", x, shape=(*x.shape[:2], self.d_model), axes=axes)
         if x.shape[1] > self.max_len:
             raise ValueError(
                 f"PositionalEncoding: sequence length {x.shape[1]} exceeds max_len={self.max_len}; "

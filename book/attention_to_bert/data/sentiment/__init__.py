@@ -1,7 +1,8 @@
 """The UCI "Sentiment Labelled Sentences" (Kotzias et al., 2015; CC BY 4.0), shipped as an extract.
 
 ``load_sentences("imdb")`` returns ``(sentence, label)`` pairs, label 1 = positive, 0 = negative.
-Chapter 8's splits: ``pretraining_split()`` holds out test sentences that pre-training never reads;
+Chapter 8's splits: ``pretraining_split()`` holds out test sentences that no checkpoint reads (the
+dictionary checkpoint reads the pool's text, never its labels; the everyday one no UCI sentence);
 ``finetuning_splits()`` and ``training_set`` are the fine-tuning comparison's. See ``README.md`` and
 ``LICENSE`` beside this file; ``scripts/build_sentiment_extract.py`` rebuilt it.
 """
@@ -18,7 +19,9 @@ SOURCES = ("imdb", "yelp", "amazon")
 FINETUNING_TEST = 600  # the first 600 of pretraining_split()'s 1,000 test sentences
 FINETUNING_VALIDATION = 283  # the last 283 of its pool
 # the "hard" sentences of chapter 8: negation or contrast, whose label needs the context
-CONTEXT = re.compile(r"\b(not|no|never|nothing|n't|but|although|however)\b|n't\b", re.IGNORECASE)
+NEGATION_OR_CONTRAST = re.compile(
+    r"\b(not|no|never|nothing|n't|but|although|however)\b|n't\b", re.IGNORECASE
+)
 _FOLDER = resources.files(__name__)  # package data: works from a checkout and from a wheel
 
 
@@ -46,7 +49,8 @@ def load_sentences(source: str, unique: bool = True) -> list[tuple[str, int]]:
 
 def pretraining_split(num_test: int = 1000, seed: int = 0) -> tuple[list, list]:
     """The UCI sentences of all three sources, shuffled with ``seed``: ``(pool, test)``, where the
-    first ``num_test`` are held out. Pre-training sees only the pool's text (never its labels)."""
+        first ``num_test`` are held out. The dictionary checkpoint's pre-training reads only the pool's
+    text (never its labels)."""
     check_int("seed", seed, minimum=0)
     pairs = [pair for source in SOURCES for pair in load_sentences(source)]
     check_int("num_test", num_test, 0, len(pairs) - 1)
@@ -56,7 +60,7 @@ def pretraining_split(num_test: int = 1000, seed: int = 0) -> tuple[list, list]:
 
 def finetuning_splits() -> tuple[list, list, list]:
     """Chapter 8's fine-tuning comparison: ``(train_pool, validation, test)`` lists of ``(sentence,
-    label)``, all from ``pretraining_split()``: its pool split in two, and 600 of its test ones."""
+    label)``, all from ``pretraining_split()``: its pool split in two, and the first 600 of its test ones."""
     pool, test = pretraining_split()
     return pool[:-FINETUNING_VALIDATION], pool[-FINETUNING_VALIDATION:], test[:FINETUNING_TEST]
 
