@@ -48,8 +48,8 @@ SCORER = (
     "exact_match: one teacher-forced pass, argmax right at every target position"
     " (equal to greedy decoding; the chapter checks it on all 1000 test dates)"
 )
-# the first line of each chapter cell the runs need after the setup cell (the first code cell:
-# the install guard, imports, set_seed), in chapter order
+# the first line of each chapter cell the runs need after the setup cells (the install guard,
+# then the imports and set_seed), in chapter order
 CELLS = (
     "splits = date_splits(seed=0)",  # the data
     "def attend(",  # greedy decoding with a KV cache
@@ -68,7 +68,8 @@ def chapter_namespace() -> dict:
     # the cells' figures are drawn off screen; this process only (an environment variable would
     # reach every kernel started after it, e.g. the notebooks pytest checks next)
     matplotlib.use("Agg")
-    chosen = [cells[0]]  # the setup cell
+    setup_end = next((i for i, source in enumerate(cells) if "set_seed(" in source), 0)
+    chosen = cells[: setup_end + 1]  # the setup cells: the install guard, imports and set_seed
     for first in CELLS:
         found = [source for source in cells if source.startswith(first)]
         if len(found) != 1:

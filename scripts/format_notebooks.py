@@ -32,7 +32,9 @@ sources and metadata, never outputs, so nbval's comparison is unchanged:
   back to the SVG file (``book/_ext/offline_site.py``);
 - the setup cell's guard is the current one (``SETUP_GUARD``): on Colab it installs the helper
   package beside Colab's own torch; elsewhere, when the package is missing, it stops with one
-  sentence that says how to install it.
+  sentence that says how to install it. The guard is a cell of its own, folded (tag ``hide-input``,
+  collapsed in JupyterLab), so that the first code cell a reader sees is the imports; a setup cell
+  that holds the guard and the imports is split in two.
 """
 
 from __future__ import annotations
@@ -363,12 +365,52 @@ def rewrite_setup_guard(source: str) -> str:
     return f"{head}\n\n{guard}\n" + (f"\n{rest}" if rest else "")
 
 
+GUARD_END = "    importlib.invalidate_caches()  # importable at once"
+GUARD_TAG = "hide-input"
+
+
+def split_setup_cell(notebook: nbformat.NotebookNode) -> None:
+    """Give the install guard (the first code cell, rewritten by ``rewrite_setup_guard``) a folded
+    cell of its own; what followed it in the same cell (the imports) becomes the next cell."""
+    index = next((i for i, c in enumerate(notebook.cells) if c.cell_type == "code"), None)
+    if index is None:
+        return
+    setup = notebook.cells[index]
+    setup.source = rewrite_setup_guard(setup.source)
+    if GUARD_END not in setup.source:
+        return
+    guard, rest = setup.source.split(GUARD_END, 1)
+    setup.source = guard + GUARD_END
+    rest = rest.strip("\n")
+    if rest:
+        imports = nbformat.v4.new_code_cell(rest)
+        imports.outputs = setup.get("outputs", [])
+        imports.execution_count = setup.get("execution_count")
+        setup.outputs = []
+        notebook.cells.insert(index + 1, imports)
+        code = [c for c in notebook.cells if c.cell_type == "code"]
+        if all(c.get("execution_count") for c in code[: code.index(imports)]):
+            for count, cell in enumerate(code, start=1):  # executed: 1, 2, 3, ... as a clean run
+                if cell.get("execution_count"):
+                    cell.execution_count = count
+    tags = setup.metadata.setdefault("tags", [])
+    if GUARD_TAG not in tags:
+        tags.append(GUARD_TAG)
+    setup.metadata.setdefault("jupyter", {})["source_hidden"] = True
+
+
+def setup_cells(cells: list) -> list:
+    """The code cells a chapter runs before its own code: the guard and the imports, up to and
+    including the first cell that calls ``set_seed`` (for scripts that run a chapter's cells)."""
+    code = [c for c in cells if c.cell_type == "code"]
+    end = next((i for i, c in enumerate(code) if "set_seed(" in c.source), 0)
+    return code[: end + 1]
+
+
 def format_notebook(notebook: nbformat.NotebookNode, folder: Path = BOOK) -> None:
     """Apply every rewrite of this module to ``notebook`` in place."""
     citations_to_text(notebook)
-    setup = next((c for c in notebook.cells if c.cell_type == "code"), None)
-    if setup is not None:
-        setup.source = rewrite_setup_guard(setup.source)
+    split_setup_cell(notebook)
     for cell in notebook.cells:
         if cell.cell_type == "markdown":
             source = doc_roles_to_links(dropdowns_to_details(cell.source), folder)

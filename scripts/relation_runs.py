@@ -62,7 +62,8 @@ def chapter_code(notebook: Path = NOTEBOOK) -> dict:
         for cell in json.loads(notebook.read_text())["cells"]
         if cell["cell_type"] == "code"
     ]
-    wanted = [cells[0]]  # the setup cell: imports and set_seed
+    setup_end = next((i for i, source in enumerate(cells) if "set_seed(" in source), 0)
+    wanted = cells[: setup_end + 1]  # the setup cells: the install guard, imports and set_seed
     for name in ("make_batch", "RelationReader", "fit_reader"):
         found = [
             source for source in cells if f"def {name}(" in source or f"class {name}(" in source

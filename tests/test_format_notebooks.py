@@ -139,22 +139,22 @@ from attention_to_bert import set_seed
 set_seed(0)"""
 
 
-def guard_of(source: str) -> str:
-    """The setup cell's lines up to the chapter's own code."""
-    return source.split("\n\nos.environ")[0]
-
-
 def test_the_setup_guard_is_rewritten_once_and_keeps_the_repository_and_the_cell():
     notebook = new_notebook(cells=[new_code_cell(OLD_SETUP), new_markdown_cell("text")])
     format_notebooks.format_notebook(notebook)
     source = notebook.cells[0].source
     assert source.startswith("import importlib.util\nimport os\nimport subprocess\nimport sys\n")
     assert 'REPOSITORY = "https://github.com/someone/fork"' in source
-    assert source.endswith(OLD_SETUP[OLD_SETUP.index('os.environ.setdefault("HF') :])
+    assert source.endswith(format_notebooks.GUARD_END)  # the guard has a cell of its own ...
+    assert "hide-input" in notebook.cells[0].metadata.tags  # ... folded on the site
+    assert notebook.cells[0].metadata["jupyter"]["source_hidden"]  # ... and in JupyterLab
+    imports = notebook.cells[1]  # the rest of the old cell is the next one, what a reader sees
+    assert imports.cell_type == "code"
+    assert imports.source == OLD_SETUP[OLD_SETUP.index('os.environ.setdefault("HF') :]
     assert 'package = f"attention-to-bert[book]' not in source  # the old install is gone
     twice = nbformat.from_dict(notebook)
     format_notebooks.format_notebook(twice)
-    assert twice.cells[0].source == source
+    assert [c.source for c in twice.cells] == [c.source for c in notebook.cells]
     # scripts/set_repository.py still finds the URL it rewrites
     sys.path.insert(0, str(ROOT / "scripts"))
     import set_repository
@@ -182,7 +182,7 @@ def run_guard(monkeypatch, colab: bool) -> list[list[str]]:
         monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
     else:
         monkeypatch.delitem(sys.modules, "google.colab", raising=False)
-    exec(guard_of(notebook.cells[0].source), {})
+    exec(notebook.cells[0].source, {})
     return commands
 
 
