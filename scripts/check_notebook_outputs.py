@@ -82,9 +82,11 @@ def problems(path: Path) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     paths = [Path(arg) for arg in (argv if argv is not None else sys.argv[1:])]
-    paths = [p for p in paths if p.suffix == ".ipynb"] or sorted(
-        (ROOT / "book").glob("[0-9][0-9]_*.ipynb")
-    )
+    book = ROOT / "book"
+    paths = [p for p in paths if p.suffix == ".ipynb"] or [
+        *sorted(book.glob("[0-9][0-9]_*.ipynb")),  # the lessons
+        *sorted(book.glob("labs/[0-9][0-9]_*.ipynb")),  # their labs
+    ]
     found = [problem for path in paths for problem in problems(path)]
     print("\n".join(found) or f"{len(paths)} notebook(s): stored outputs are clean")
     return 1 if found else 0

@@ -106,7 +106,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=int, default=900, help="seconds allowed per cell")
     args = parser.parse_args(argv)
     os.environ.update(QUIET_ENV)
-    notebooks = args.notebooks or sorted((ROOT / "book").glob("*.ipynb"))
+    notebooks = args.notebooks or [
+        *sorted((ROOT / "book").glob("*.ipynb")),  # the lessons
+        *sorted((ROOT / "book" / "labs").glob("*.ipynb")),  # their labs
+    ]
     if args.merge_streams_only:
         for path in notebooks:
             print(

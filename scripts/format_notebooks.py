@@ -435,7 +435,9 @@ def format_file(path: Path, check: bool = False) -> bool:
 
 
 def chapters() -> list[Path]:
-    return sorted(BOOK.glob("[0-9][0-9]_*.ipynb"))
+    """Every notebook of the book: the lessons ``book/NN_name.ipynb``, then their labs
+    ``book/labs/NN_name_lab.ipynb``."""
+    return sorted(BOOK.glob("[0-9][0-9]_*.ipynb")) + sorted(BOOK.glob("labs/[0-9][0-9]_*.ipynb"))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -31,10 +31,16 @@ def configured_url(root: Path = ROOT) -> str:
     return match.group(2)
 
 
+def notebooks(root: Path = ROOT) -> list[Path]:
+    """The book's notebooks: the lessons, then their labs."""
+    book = root / "book"
+    return sorted(book.glob("[0-9][0-9]_*.ipynb")) + sorted(book.glob("labs/[0-9][0-9]_*.ipynb"))
+
+
 def notebook_urls(root: Path = ROOT) -> dict[str, list[str]]:
     """The repository URLs named in each notebook's code cells."""
     urls = {}
-    for path in sorted((root / "book").glob("[0-9][0-9]_*.ipynb")):
+    for path in notebooks(root):
         cells = nbformat.read(path, as_version=4).cells
         sources = [cell.source for cell in cells if cell.cell_type == "code"]
         urls[path.name] = [
@@ -53,7 +59,7 @@ def set_repository(name: str, root: Path = ROOT) -> str:
     if count != 1:
         raise ValueError("_config.yml has no `repository: url:` setting")
     config.write_text(text)
-    for path in sorted((root / "book").glob("[0-9][0-9]_*.ipynb")):
+    for path in notebooks(root):
         notebook = nbformat.read(path, as_version=4)
         found = 0
         for cell in notebook.cells:

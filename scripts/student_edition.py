@@ -190,14 +190,15 @@ def write_student_edition(
     book: Path = ROOT / "book", output: Path = ROOT / "student", clear_outputs: bool = False
 ) -> list[Path]:
     """Write the student notebooks and a copy of the helper package into ``output``; return the notebooks."""
-    notebooks = sorted(book.glob("*.ipynb"))
+    notebooks = sorted(book.glob("*.ipynb")) + sorted(book.glob("labs/*.ipynb"))  # lessons, labs
     if not notebooks:
         raise ValueError(f"no notebooks found in {book}")
     output.mkdir(parents=True, exist_ok=True)
     written = []
     for path in notebooks:
         student = student_notebook(nbformat.read(path, as_version=4), clear_outputs=clear_outputs)
-        target = output / path.name
+        target = output / path.relative_to(book)
+        target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(student, target)
         written.append(target)
     (output / "requirements.txt").write_text(student_requirements())

@@ -12,7 +12,19 @@ from torch import nn
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
-"""The chapter notebooks, ``book/NN_name.ipynb``, in order (however many there are)."""
+"""The lessons, ``book/NN_name.ipynb``, in order (however many there are): what a chapter teaches."""
+
+LABS = sorted((ROOT / "book" / "labs").glob("[0-9][0-9]_*_lab.ipynb"))
+"""The labs, ``book/labs/NN_name_lab.ipynb``: how we know what the chapter of the same number says."""
+
+NOTEBOOKS = CHAPTERS + LABS
+"""Every notebook of the book: the lessons, then the labs."""
+
+
+def lab_of(lesson: Path) -> Path:
+    """The lab of a lesson, ``book/labs/NN_name_lab.ipynb`` (which may not exist yet)."""
+    return lesson.parent / "labs" / f"{lesson.stem}_lab.ipynb"
+
 
 WRITTEN_BY_COMMANDS = [".build", "course", "handout", "student"]
 """What the README's commands write into a checkout: setuptools' ``.build/`` (``pip wheel .``, ``pip
