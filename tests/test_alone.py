@@ -1,4 +1,4 @@
-"""Every chapter runs where a reader opens it: copied alone into an empty folder, with the helper
+"""Every chapter, lesson and lab, runs where a reader opens it: copied alone into an empty folder, with the helper
 package installed from its wheel (not editable) and nothing of the checkout on the path, as on Colab
 or from a download (tests/alone.py). Everything a chapter reads comes from the installed package, and
 every picture travels inside the notebook.
@@ -16,7 +16,7 @@ import re
 import nbformat
 import pytest
 from alone import BOOK, package_files, wheel_files
-from helpers import CHAPTERS
+from helpers import NOTEBOOKS
 
 MARKDOWN_IMAGE = re.compile(r"!\[[^\]]*\]\(\s*<?(?P<url>[^)\s>]+)")
 HTML_IMAGE = re.compile(r"<img\b[^>]*\bsrc\s*=\s*[\"'](?P<url>[^\"']+)", re.I)
@@ -40,7 +40,7 @@ def images(cell: nbformat.NotebookNode) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda path: path.stem)
+@pytest.mark.parametrize("chapter", NOTEBOOKS, ids=lambda path: path.stem)
 def test_every_image_of_a_chapter_travels_with_it(chapter):
     """A cell attachment, a data URI or an https URL: never a path beside the notebook, which Colab
     and a downloaded notebook do not have (run `python scripts/format_notebooks.py`)."""
@@ -71,7 +71,7 @@ def test_the_wheel_holds_every_file_of_the_package(alone):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda path: path.stem)
+@pytest.mark.parametrize("chapter", NOTEBOOKS, ids=lambda path: path.stem)
 def test_a_chapter_opened_alone_runs_from_the_installed_wheel(alone, chapter):
     notebook, printed = alone.run(chapter)  # nbclient raises on the first failing cell
     package, path = printed.splitlines()

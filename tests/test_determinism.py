@@ -12,7 +12,7 @@ import sys
 
 import nbformat
 import pytest
-from helpers import CHAPTERS, ROOT
+from helpers import NOTEBOOKS, ROOT
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -20,7 +20,6 @@ import check_determinism  # noqa: E402
 
 pytestmark = pytest.mark.slow  # skipped by `pytest -m "not slow"`
 
-NOTEBOOKS = CHAPTERS
 PATTERNS = check_determinism.sanitize_patterns()
 
 

@@ -6,7 +6,7 @@ import matplotlib
 import nbformat
 import pytest
 import torch
-from helpers import CHAPTERS, ROOT
+from helpers import CHAPTERS, NOTEBOOKS, ROOT
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 matplotlib.use("Agg")
@@ -87,7 +87,7 @@ def test_an_unknown_citation_or_label_is_a_clear_error():
         format_notebooks.format_notebook(new_notebook(cells=[cell]))
 
 
-@pytest.mark.parametrize("path", CHAPTERS, ids=lambda path: path.stem)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
 def test_the_committed_chapters_are_formatted(path):
     assert not format_notebooks.format_file(path, check=True), (
         f"{path.name}: run `python scripts/format_notebooks.py`"
@@ -231,7 +231,7 @@ def test_a_diagram_travels_inside_the_notebook_and_follows_its_file(tmp_path):
         format_notebooks.embed_diagrams("![y](images/diagrams/ch1_missing.svg)", tmp_path)
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda path: path.stem)
+@pytest.mark.parametrize("chapter", NOTEBOOKS, ids=lambda path: path.stem)
 def test_every_chapter_starts_with_the_install_guard(chapter):
     """On Colab it installs the package beside Colab's torch; elsewhere, a missing package is one
     sentence on how to install it (a chapter opened alone; tests/test_alone.py)."""

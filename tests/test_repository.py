@@ -6,7 +6,7 @@ import shutil
 import sys
 
 import pytest
-from helpers import CHAPTERS, ROOT
+from helpers import NOTEBOOKS, ROOT
 
 spec = importlib.util.spec_from_file_location(
     "set_repository", ROOT / "scripts" / "set_repository.py"
@@ -20,16 +20,17 @@ def test_every_notebook_installs_from_the_configured_repository():
     url = set_repository.configured_url()
     assert url.startswith("https://github.com/")
     urls = set_repository.notebook_urls()
-    assert len(urls) == len(CHAPTERS)
+    assert len(urls) == len(NOTEBOOKS)  # every lesson and lab
     assert all(found == [url] for found in urls.values()), urls
 
 
 @pytest.fixture
 def copy_of_the_book(tmp_path):
     shutil.copy(ROOT / "_config.yml", tmp_path / "_config.yml")
-    (tmp_path / "book").mkdir()
-    for path in CHAPTERS:
-        shutil.copy(path, tmp_path / "book" / path.name)
+    for path in NOTEBOOKS:
+        target = tmp_path / path.relative_to(ROOT)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, target)
     return tmp_path
 
 

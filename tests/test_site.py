@@ -1,7 +1,7 @@
 """The website builds from the stored notebook outputs with warnings treated as errors."""
 
 import pytest
-from helpers import CHAPTERS, WRITTEN_BY_COMMANDS
+from helpers import NOTEBOOKS, ROOT, WRITTEN_BY_COMMANDS
 
 pytestmark = pytest.mark.slow  # skipped by `pytest -m "not slow"`
 
@@ -10,8 +10,8 @@ pytestmark = pytest.mark.slow  # skipped by `pytest -m "not slow"`
 
 def test_site_builds_cleanly_with_every_chapter(built_site):
     assert (built_site / "index.html").exists()
-    for notebook in CHAPTERS:
-        page = built_site / "book" / f"{notebook.stem}.html"
+    for notebook in NOTEBOOKS:  # every lesson and lab
+        page = built_site / notebook.relative_to(ROOT).with_suffix(".html")
         assert page.exists(), f"{page.name} missing from the built site"
     assert (built_site / "book" / "teaching.html").exists()
 
