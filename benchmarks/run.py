@@ -443,7 +443,7 @@ def notebook_table(timings: Sequence[tuple[str, float | None, str]]) -> str:
 
 def bench_notebooks(plot: bool = True, notebooks: Sequence[Path] | None = None) -> str:
     """Execute every chapter in a clean kernel, one after the other, without saving; a failure is a row."""
-    sys.path.insert(0, str(ROOT / "scripts"))
+    sys.path.insert(0, str(ROOT / "scripts" / "notebooks"))
     from execute_notebooks import QUIET_ENV, execute
 
     os.environ.update(QUIET_ENV)

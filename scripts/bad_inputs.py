@@ -67,7 +67,7 @@ from attention_to_bert.data import (  # noqa: E402
     wordnet,
 )
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent / "data"))
 import pretrain_bert  # noqa: E402  (its PackedPairSampler)
 
 CASES: list[tuple[str, str, str, Callable]] = []  # (label, kind, argument named, call)

@@ -64,9 +64,9 @@ def checkout_after_commands(tmp_path_factory) -> Path:
     commands = [
         [*pip, "wheel", ".", *offline, "-w", str(work / "dist")],
         [*pip, "install", ".", *offline, "--target", str(work / "target")],
-        [sys.executable, "scripts/make_course.py"],
-        [sys.executable, "scripts/student_edition.py"],
-        [sys.executable, "scripts/student_edition.py", "--output", "handout"],
+        [sys.executable, "scripts/course/make_course.py"],
+        [sys.executable, "scripts/course/student_edition.py"],
+        [sys.executable, "scripts/course/student_edition.py", "--output", "handout"],
     ]
     for command in commands:
         result = subprocess.run(command, cwd=copy, capture_output=True, text=True, timeout=600)

@@ -37,7 +37,7 @@ DIAGRAM_IMAGE = re.compile(
     r"|data:image/(?:png|svg\+xml);base64,[A-Za-z0-9+/=]*)\)"
 )
 """A diagram in a chapter's Markdown: as an author writes it, ``![alt](images/diagrams/NAME.svg)``,
-or as ``scripts/format_notebooks.py`` stores it, ``<!-- images/diagrams/NAME.svg -->`` then
+or as ``scripts/notebooks/format_notebooks.py`` stores it, ``<!-- images/diagrams/NAME.svg -->`` then
 ``![alt](data:image/png;base64,...)`` (the SVG's PNG twin)."""
 
 
@@ -48,10 +48,12 @@ def diagram_images(source: str) -> list[tuple[str | None, str]]:
 
 
 def load_script(path: str, name: str | None = None) -> ModuleType:
-    """Import a script of the repository (``"scripts/han_table.py"``) as a module named ``name``
+    """Import a script of the repository (``"experiments/ch02_han.py"``) as a module named ``name``
     (default: the file's stem)."""
     file = ROOT / path
     name = name or file.stem
+    if str(file.parent) not in sys.path:  # its neighbours, which it may import (results_table)
+        sys.path.insert(0, str(file.parent))
     spec = importlib.util.spec_from_file_location(name, file)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module

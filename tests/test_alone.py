@@ -22,7 +22,7 @@ MARKDOWN_IMAGE = re.compile(r"!\[[^\]]*\]\(\s*<?(?P<url>[^)\s>]+)")
 HTML_IMAGE = re.compile(r"<img\b[^>]*\bsrc\s*=\s*[\"'](?P<url>[^\"']+)", re.I)
 MUST_SHIP = [
     "attention_to_bert/data/cloze.tsv",
-    "attention_to_bert/data/results/ch02_han.json",
+    "attention_to_bert/results/ch02_han.json",
     "attention_to_bert/data/sentiment/imdb.tsv",
     "attention_to_bert/data/sentiment/LICENSE",
     "attention_to_bert/data/wordnet/glosses.tsv.gz",
@@ -43,7 +43,7 @@ def images(cell: nbformat.NotebookNode) -> list[str]:
 @pytest.mark.parametrize("chapter", NOTEBOOKS, ids=lambda path: path.stem)
 def test_every_image_of_a_chapter_travels_with_it(chapter):
     """A cell attachment, a data URI or an https URL: never a path beside the notebook, which Colab
-    and a downloaded notebook do not have (run `python scripts/format_notebooks.py`)."""
+    and a downloaded notebook do not have (run `python scripts/notebooks/format_notebooks.py`)."""
     problems = []
     for index, cell in enumerate(nbformat.read(chapter, as_version=4).cells):
         if cell.cell_type != "markdown":
@@ -56,7 +56,7 @@ def test_every_image_of_a_chapter_travels_with_it(chapter):
                 problems.append(f"cell {index}: {url[:80]}")
     assert not problems, (
         f"{chapter.name}: images that stay behind when the notebook travels "
-        "(run `python scripts/format_notebooks.py`):\n" + "\n".join(problems)
+        "(run `python scripts/notebooks/format_notebooks.py`):\n" + "\n".join(problems)
     )
 
 

@@ -15,6 +15,7 @@ from helpers import ROOT
 import attention_to_bert
 
 sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "scripts" / "data"))  # pretrain_bert, which bad_inputs probes
 import bad_inputs  # noqa: E402
 
 

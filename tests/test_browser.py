@@ -179,7 +179,7 @@ def test_each_inline_script_is_written_once_and_the_launch_buttons_stay(built_si
         repeated = [body for body, count in Counter(inline).items() if count > 1]
         assert not repeated, f"{page}: inline scripts written more than once: {repeated}"
         assert html.count("const THEBE_JS_URL") <= 1, page
-    # the launch buttons follow the one repository setting (_config.yml, scripts/set_repository.py)
+    # the launch buttons follow the one repository setting (_config.yml, scripts/repository/set_repository.py)
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     repository = config["repository"]["url"].removeprefix("https://github.com/")
     for page in filter(is_chapter, PAGES):

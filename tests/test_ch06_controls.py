@@ -1,5 +1,5 @@
-"""Chapter 6's shipped control runs (``data/results/ch06_controls.json``) come from
-``scripts/ch06_controls.py``: its first steps, re-run, give the shipped losses."""
+"""Chapter 6's shipped control runs (``results/ch06_controls.json``) come from
+``experiments/ch06_controls.py``: its first steps, re-run, give the shipped losses."""
 
 import json
 import os
@@ -7,12 +7,12 @@ import os
 import pytest
 from helpers import ROOT, load_script
 
-SHIPPED = ROOT / "book" / "attention_to_bert" / "data" / "results" / "ch06_controls.json"
+SHIPPED = ROOT / "book" / "attention_to_bert" / "results" / "ch06_controls.json"
 STEPS = 10
 
 
 def script():
-    return load_script("scripts/ch06_controls.py")
+    return load_script("experiments/ch06_controls.py")
 
 
 def test_shipped_file_holds_both_full_runs():

@@ -1,5 +1,5 @@
 """Chapter 6's long-range test (``attention_to_bert.long_range`` on ``data.reversal``'s strings,
-``scripts/ch06_long_range.py``) and its timing sweep (``scripts/ch06_timing.py``): the shipped
+``experiments/ch06_long_range.py``) and its timing sweep (``experiments/ch06_timing.py``): the shipped
 files, and their first steps re-run."""
 
 import json
@@ -11,7 +11,7 @@ from helpers import ROOT, load_script
 from attention_to_bert import long_range
 from attention_to_bert.data import reversal
 
-RESULTS = ROOT / "book" / "attention_to_bert" / "data" / "results"
+RESULTS = ROOT / "book" / "attention_to_bert" / "results"
 
 
 def test_reversal_pairs_are_reversed_and_seeded():
@@ -40,7 +40,7 @@ def test_bad_inputs_are_named(call, error, match):
 
 @pytest.mark.parametrize("name", long_range.MODELS)
 def test_a_short_run_is_scored_and_its_first_steps_are_the_shipped_ones(name):
-    script = load_script("scripts/ch06_long_range.py")
+    script = load_script("experiments/ch06_long_range.py")
     test = reversal.reversal_pairs(4, 64, torch.Generator().manual_seed(1))
     result = long_range.train(name, 64, 0, steps=3, evaluate=script.scored(test))
     assert result["steps"] == 3 and len(result["losses"]) == 3
@@ -67,13 +67,13 @@ def test_shipped_long_range_file_holds_both_models_at_each_length():
 
 
 def test_the_scripts_write_their_files(tmp_path):
-    long_script = load_script("scripts/ch06_long_range.py")
+    long_script = load_script("experiments/ch06_long_range.py")
     out = tmp_path / "long.json"
     long_script.main(["--lengths", "8", "--seeds", "0", "--seconds", "0.2", "--out", str(out)])
     merged = tmp_path / "merged.json"
     long_script.main(["--merge", str(out), str(out), "--out", str(merged)])
     assert len(json.loads(merged.read_text())["runs"]) == 4
-    timing_script = load_script("scripts/ch06_timing.py")
+    timing_script = load_script("experiments/ch06_timing.py")
     out = tmp_path / "timing.json"
     timing_script.main(["--lengths", "4", "8", "--repeats", "1", "--out", str(out)])
     table = json.loads(out.read_text())

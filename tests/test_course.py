@@ -21,7 +21,7 @@ import nbformat
 import pytest
 from helpers import ROOT
 
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "scripts" / "course"))
 import course_answers  # noqa: E402
 import make_course  # noqa: E402
 

@@ -1,10 +1,10 @@
-"""Each notebook gives the same checked outputs when run twice (scripts/check_determinism.py).
+"""Each notebook gives the same checked outputs when run twice (scripts/notebooks/check_determinism.py).
 
 Running the whole book twice takes about twice the notebooks' time, so the full check runs where
 BOOK_CHECK_DETERMINISM=1 (CI sets it) and is skipped otherwise; the comparison itself is tested here
 always. The second run is the chapter opened alone against the installed wheel (tests/alone.py,
 shared with tests/test_alone.py), so one run proves both and CI executes no chapter more often;
-`python scripts/check_determinism.py` runs a chapter twice in place.
+`python scripts/notebooks/check_determinism.py` runs a chapter twice in place.
 """
 
 import os
@@ -15,7 +15,7 @@ import pytest
 from helpers import NOTEBOOKS, ROOT
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "scripts" / "notebooks"))
 import check_determinism  # noqa: E402
 
 pytestmark = pytest.mark.slow  # skipped by `pytest -m "not slow"`
@@ -93,7 +93,7 @@ def test_the_notebooks_are_found():
 @pytest.mark.skipif(
     os.environ.get("BOOK_CHECK_DETERMINISM") != "1",
     reason="runs every notebook twice (minutes): set BOOK_CHECK_DETERMINISM=1 (CI does) "
-    "or run `python scripts/check_determinism.py`",
+    "or run `python scripts/notebooks/check_determinism.py`",
 )
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_a_notebook_gives_the_same_checked_outputs_twice(notebook, alone):

@@ -1,4 +1,4 @@
-"""The architecture diagrams: the committed SVGs are what scripts/draw_diagrams.py draws, they render the same
+"""The architecture diagrams: the committed SVGs are what scripts/diagrams/draw_diagrams.py draws, they render the same
 everywhere, and every chapter shows and cites its own.
 
 The site's browser check of the diagrams is in tests/test_browser_diagrams.py.
@@ -16,7 +16,7 @@ import pytest
 from helpers import CHAPTERS, DIAGRAM_IMAGE, ROOT
 
 DIAGRAMS = ROOT / "book" / "images" / "diagrams"
-SCRIPT = ROOT / "scripts" / "draw_diagrams.py"
+SCRIPT = ROOT / "scripts" / "diagrams" / "draw_diagrams.py"
 
 CAPTION = re.compile(r"\*\*Figure (?P<number>\d+\.\d+)\.\*\*\s+\S")
 
@@ -55,7 +55,7 @@ def test_the_committed_diagrams_are_what_the_script_draws(tmp_path):
     )
     stale = [name for name in drawn if drawn[name] != committed()[name]]
     assert not stale, (
-        f"{stale} differ from what the script draws: run `python scripts/draw_diagrams.py` and commit"
+        f"{stale} differ from what the script draws: run `python scripts/diagrams/draw_diagrams.py` and commit"
     )
     # each SVG has its PNG twin (what travels inside the notebooks), with the same pixels as drawn
     # (compared as pixels: PNG compression may differ between zlib builds)
@@ -65,12 +65,12 @@ def test_the_committed_diagrams_are_what_the_script_draws(tmp_path):
     for name in drawn:
         twin = Path(name).with_suffix(".png").name
         assert (DIAGRAMS / twin).is_file(), (
-            f"{twin} is missing: run `python scripts/draw_diagrams.py`"
+            f"{twin} is missing: run `python scripts/diagrams/draw_diagrams.py`"
         )
         fresh = matplotlib.image.imread(tmp_path / twin)
         kept = matplotlib.image.imread(DIAGRAMS / twin)
         assert fresh.shape == kept.shape and np.array_equal(fresh, kept), (
-            f"{twin} differs from what the script draws: run `python scripts/draw_diagrams.py`"
+            f"{twin} differs from what the script draws: run `python scripts/diagrams/draw_diagrams.py`"
         )
 
 
@@ -135,7 +135,7 @@ def test_every_chapter_shows_its_own_diagrams_numbered_and_cited():
 
 def test_the_figure_cells_are_markdown_that_jupyterlab_renders():
     """Plain Markdown images (not a MyST directive, which JupyterLab shows as raw text): as an author
-    writes them, paths relative to the notebook, or as scripts/format_notebooks.py stores them, data
+    writes them, paths relative to the notebook, or as scripts/notebooks/format_notebooks.py stores them, data
     URIs that travel with the notebook (Colab, a download; tests/test_alone.py requires these)."""
     for notebook in CHAPTERS:
         for _name, _alt, _number, cell in figure_cells(notebook):

@@ -1,6 +1,6 @@
-"""Chapter 8's shipped fine-tuning table (``data/results/ch08_finetune.json``): every cell is there,
+"""Chapter 8's shipped fine-tuning table (``results/ch08_finetune.json``): every cell is there,
 each model's learning rate (or C) is the best of its grid on the validation split, and (slow)
-``scripts/finetune_table.py`` recomputes seed 0's 16-sentence cells of our model and its random
+``experiments/ch08_finetune.py`` recomputes seed 0's 16-sentence cells of our model and its random
 twin."""
 
 import json
@@ -11,12 +11,12 @@ from helpers import ROOT, load_script
 
 from attention_to_bert.data import sentiment
 
-SHIPPED = ROOT / "book" / "attention_to_bert" / "data" / "results" / "ch08_finetune.json"
+SHIPPED = ROOT / "book" / "attention_to_bert" / "results" / "ch08_finetune.json"
 MODELS = ("minilm", "book", "scratch", "static", "frozen_mean", "frozen_cls")
 
 
 def script():
-    return load_script("scripts/finetune_table.py")
+    return load_script("experiments/ch08_finetune.py")
 
 
 def test_every_cell_is_there_and_each_rate_is_the_best_of_its_grid():

@@ -1,4 +1,4 @@
-"""scripts/format_notebooks.py: the chapters read the same on the website, in JupyterLab and Colab."""
+"""scripts/notebooks/format_notebooks.py: the chapters read the same on the website, in JupyterLab and Colab."""
 
 import sys
 
@@ -10,7 +10,7 @@ from helpers import CHAPTERS, NOTEBOOKS, ROOT
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 matplotlib.use("Agg")
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "scripts" / "notebooks"))
 import format_notebooks  # noqa: E402
 
 from attention_to_bert.plotting import describe_figure, head_grid, heatmap  # noqa: E402
@@ -90,7 +90,7 @@ def test_an_unknown_citation_or_label_is_a_clear_error():
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
 def test_the_committed_chapters_are_formatted(path):
     assert not format_notebooks.format_file(path, check=True), (
-        f"{path.name}: run `python scripts/format_notebooks.py`"
+        f"{path.name}: run `python scripts/notebooks/format_notebooks.py`"
     )
 
 
@@ -104,7 +104,7 @@ def test_a_figure_describes_itself():
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda path: path.stem)
 def test_setup_text_says_set_seed_fixes_the_thread_count(chapter):
-    """scripts/migrate_notebooks.py puts the note right after the setup cell of every chapter."""
+    """scripts/notebooks/migrate_notebooks.py puts the note right after the setup cell of every chapter."""
     cells = nbformat.read(chapter, as_version=4).cells
     setup = next(
         i for i, c in enumerate(cells) if c.cell_type == "code" and "set_seed(" in c.source
@@ -112,7 +112,7 @@ def test_setup_text_says_set_seed_fixes_the_thread_count(chapter):
     note = cells[setup + 1]
     assert note.cell_type == "markdown" and "thread count" in note.source, (
         f"{chapter.name}: the cell after the setup cell does not say that set_seed fixes "
-        "the thread count (run python scripts/migrate_notebooks.py)"
+        "the thread count (run python scripts/notebooks/migrate_notebooks.py)"
     )
 
 
@@ -120,7 +120,7 @@ OLD_SETUP = """import os
 import sys
 
 # On Colab only: install the book's helper package from the book's
-# repository (scripts/set_repository.py keeps this URL in step).
+# repository (scripts/repository/set_repository.py keeps this URL in step).
 if "google.colab" in sys.modules:
     import subprocess
 
@@ -155,8 +155,8 @@ def test_the_setup_guard_is_rewritten_once_and_keeps_the_repository_and_the_cell
     twice = nbformat.from_dict(notebook)
     format_notebooks.format_notebook(twice)
     assert [c.source for c in twice.cells] == [c.source for c in notebook.cells]
-    # scripts/set_repository.py still finds the URL it rewrites
-    sys.path.insert(0, str(ROOT / "scripts"))
+    # scripts/repository/set_repository.py still finds the URL it rewrites
+    sys.path.insert(0, str(ROOT / "scripts" / "repository"))
     import set_repository
 
     assert [m[2] for m in set_repository.NOTEBOOK_URL.finditer(source)] == [
@@ -239,5 +239,5 @@ def test_every_chapter_starts_with_the_install_guard(chapter):
     guard = format_notebooks.SETUP_GUARD.format(repository="URL").split('REPOSITORY = "URL"\n')[1]
     assert guard in setup.source, (
         f"{chapter.name}: the setup cell lacks the install guard: start from another chapter's "
-        "setup cell, or run `python scripts/format_notebooks.py` to update an older one"
+        "setup cell, or run `python scripts/notebooks/format_notebooks.py` to update an older one"
     )

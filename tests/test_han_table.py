@@ -1,6 +1,6 @@
-"""Chapter 2's shipped table (``data/results/ch02_han.json``): its form, the chosen learning rates
+"""Chapter 2's shipped table (``results/ch02_han.json``): its form, the chosen learning rates
 (by training accuracy and on the validation split), the pooling layers the script adds (HN-MAX, the
-mixed models, the film-sentence ceiling), and (slow) that ``scripts/han_table.py`` recomputes its
+mixed models, the film-sentence ceiling), and (slow) that ``experiments/ch02_han.py`` recomputes its
 seed-0 rows."""
 
 import json
@@ -12,11 +12,11 @@ from helpers import ROOT, load_script
 
 from attention_to_bert.data import sentence_splits
 
-SHIPPED = ROOT / "book" / "attention_to_bert" / "data" / "results" / "ch02_han.json"
+SHIPPED = ROOT / "book" / "attention_to_bert" / "results" / "ch02_han.json"
 
 
 def script():
-    return load_script("scripts/han_table.py")
+    return load_script("experiments/ch02_han.py")
 
 
 def test_the_shipped_table_has_every_rate_and_seed_and_the_chosen_rate_fits_best():
@@ -134,7 +134,7 @@ def test_the_script_recomputes_the_shipped_seed_0_rows(tmp_path):
     models = ["attention", "mean", "ceiling"]
     arguments = ["--seeds", "0", "--variants", "flat", "--no-grid", "--no-validation"]
     script().main([*arguments, "--models", *models, "--out", str(out)])
-    module = sys.modules["han_table"]
+    module = sys.modules["ch02_han"]
     shipped = {module.key(r): r for r in json.loads(SHIPPED.read_text())["seeds"]}
     rows = json.loads(out.read_text())["seeds"]
     assert len(rows) == 3

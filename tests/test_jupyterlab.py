@@ -3,7 +3,7 @@ loopback only) in Debian's Chromium, no website-only markup shows as raw text an
 
 Plain JupyterLab renders Markdown as CommonMark, as Colab and the classic notebook do, so what passes
 here also reads cleanly there: solutions are HTML ``<details>``, citations are text, cross-references
-are Markdown links (``scripts/format_notebooks.py``).
+are Markdown links (``scripts/notebooks/format_notebooks.py``).
 """
 
 from __future__ import annotations
@@ -128,8 +128,8 @@ def test_the_chapter_reads_cleanly_in_jupyterlab(browser, lab, chapter):
 
 def test_a_diagram_stored_inside_the_notebook_shows_in_jupyterlab(browser, tmp_path):
     """A chapter opened alone has no images/ folder beside it: its diagrams are data URIs
-    (scripts/format_notebooks.py), which JupyterLab's Markdown renderer must show."""
-    sys.path.insert(0, str(ROOT / "scripts"))
+    (scripts/notebooks/format_notebooks.py), which JupyterLab's Markdown renderer must show."""
+    sys.path.insert(0, str(ROOT / "scripts" / "notebooks"))
     import format_notebooks
 
     folder = tmp_path / "alone"

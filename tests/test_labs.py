@@ -67,9 +67,7 @@ def test_a_lab_has_one_section_per_claim_in_four_parts(lab):
     number = int(lab.name[:2])
     title = headings(lab, "# ")
     assert len(title) == 1 and title[0].startswith(f"How we know: chapter {number} — "), title
-    sections = {
-        name: text for name, text in lab_sections(lab).items() if name.startswith("Lab ")
-    }
+    sections = {name: text for name, text in lab_sections(lab).items() if name.startswith("Lab ")}
     assert sections, f"{lab.name} has no section 'Lab {number}.1 — ...'"
     numbers = [re.match(rf"Lab {number}\.(\d+) — \S", name) for name in sections]
     assert all(numbers), f"{lab.name}: sections not named 'Lab {number}.k — claim': {sections}"

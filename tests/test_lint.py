@@ -27,8 +27,10 @@ def test_ruff_checks_the_package_the_tests_the_scripts_and_the_notebooks():
     expected = [
         *(ROOT / "book" / "attention_to_bert").rglob("*.py"),
         *(ROOT / "book").glob("*.ipynb"),
+        *(ROOT / "book" / "labs").glob("*.ipynb"),
         *(ROOT / "tests").glob("*.py"),
-        *(ROOT / "scripts").glob("*.py"),
+        *(ROOT / "scripts").rglob("*.py"),
+        *(ROOT / "experiments").glob("*.py"),
     ]
     assert expected
     missed = [str(path.relative_to(ROOT)) for path in expected if path.resolve() not in checked]
@@ -52,5 +54,9 @@ def test_a_too_complex_function_is_refused(tmp_path):
 
 def test_pre_commit_runs_ruff_and_the_notebook_output_check():
     config = (ROOT / ".pre-commit-config.yaml").read_text()
-    for hook in ("ruff check", "ruff format --check", "scripts/check_notebook_outputs.py"):
+    for hook in (
+        "ruff check",
+        "ruff format --check",
+        "scripts/notebooks/check_notebook_outputs.py",
+    ):
         assert hook in config, hook

@@ -1,4 +1,4 @@
-"""scripts/check_notebook_outputs.py (run by pre-commit) passes on the book and catches bad outputs."""
+"""scripts/notebooks/check_notebook_outputs.py (run by pre-commit) passes on the book and catches bad outputs."""
 
 import importlib.util
 import sys
@@ -8,7 +8,7 @@ from helpers import ROOT
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 spec = importlib.util.spec_from_file_location(
-    "check_notebook_outputs", ROOT / "scripts" / "check_notebook_outputs.py"
+    "check_notebook_outputs", ROOT / "scripts" / "notebooks" / "check_notebook_outputs.py"
 )
 checker = importlib.util.module_from_spec(spec)
 sys.modules["check_notebook_outputs"] = checker

@@ -95,7 +95,8 @@ def test_a_python_subprocess_cannot_reach_the_network():
 
 
 def test_a_notebook_kernel_cannot_reach_the_network(tmp_path):
-    """The notebooks run in kernels like this one (nbval and scripts/execute_notebooks.py use the same env)."""
+    """The notebooks run in kernels like this one (nbval and scripts/notebooks/execute_notebooks.py
+    use the same environment)."""
     notebook = nbformat.v4.new_notebook()
     notebook.metadata["kernelspec"] = {
         "name": "python3",

@@ -1,5 +1,6 @@
 """The helper package stays small enough to read (issue 34): its reader-facing modules (all but
-``checks/``, ``data/``, ``plotting.py`` and ``bertviz_offline.py``) are counted together, and no
+``checks/``, ``data/``, ``plotting.py`` and ``bertviz_offline.py``; ``results/__init__.py`` is) are
+counted together, and no
 top-level module of the package may grow past 450 lines.
 
 The issue asks for fewer than 2,800 counted lines (``GOAL``); ``CEILING`` is the count reached, 2,770,
@@ -21,7 +22,9 @@ def lines(path) -> int:
 
 
 def counted() -> dict[str, int]:
-    return {p.name: lines(p) for p in sorted(PACKAGE.glob("*.py")) if p.name not in NOT_COUNTED}
+    # results/ is a folder of shipped results whose __init__ is a reader-facing module: counted
+    modules = [*sorted(PACKAGE.glob("*.py")), PACKAGE / "results" / "__init__.py"]
+    return {str(p.relative_to(PACKAGE)): lines(p) for p in modules if p.name not in NOT_COUNTED}
 
 
 def test_the_reader_facing_modules_stay_under_the_ceiling():
@@ -33,6 +36,8 @@ def test_the_reader_facing_modules_stay_under_the_ceiling():
     )
 
 
-@pytest.mark.parametrize("path", sorted(PACKAGE.glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", [*sorted(PACKAGE.glob("*.py")), PACKAGE / "results" / "__init__.py"], ids=str
+)
 def test_every_module_stays_under_450_lines(path):
     assert lines(path) < MODULE_LIMIT, f"{path.name}: {lines(path)} lines"

@@ -1,14 +1,12 @@
-"""Chapter 4's partner-task baselines (``data/results/ch04_partner.json``, from
-``scripts/partner_baselines.py``).
+"""Chapter 4's partner-task baselines (``results/ch04_partner.json``, from
+``experiments/ch04_partner.py``).
 
 The fast test checks that the file is complete and follows its recipe; the slow one re-runs the
 attention model of seed 0 and compares it with the file.
 """
 
-import importlib.util
-
 import pytest
-from helpers import ROOT
+from helpers import load_script as load_experiment
 
 from attention_to_bert import results
 
@@ -16,12 +14,7 @@ SEEDS = (0, 1, 2)
 
 
 def load_script():
-    spec = importlib.util.spec_from_file_location(
-        "partner_baselines", ROOT / "scripts" / "partner_baselines.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_experiment("experiments/ch04_partner.py")
 
 
 @pytest.mark.parametrize("model", ["mlp", "bigru", "cnn"])

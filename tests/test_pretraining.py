@@ -22,7 +22,7 @@ SHIPPED = pretraining.PRETRAINED
 
 
 def script():
-    return load_script("scripts/pretrain_bert.py")
+    return load_script("scripts/data/pretrain_bert.py")
 
 
 def tiny() -> BertForPreTraining:

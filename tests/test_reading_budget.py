@@ -1,4 +1,4 @@
-"""The reading budget of a lesson (scripts/reading_budget.py; DESIGN.md, "Lesson and lab"): what the
+"""The reading budget of a lesson (scripts/notebooks/reading_budget.py; DESIGN.md, "Lesson and lab"): what the
 counter counts, and every lesson that has its lab within the budget.
 
 A chapter is split into a lesson and a lab one chapter at a time (issues 45-48). A lesson whose lab
@@ -12,7 +12,7 @@ from helpers import CHAPTERS, lab_of, load_script
 
 
 def budget():
-    return load_script("scripts/reading_budget.py")
+    return load_script("scripts/notebooks/reading_budget.py")
 
 
 def notebook(tmp_path, cells, name="01_x.ipynb"):

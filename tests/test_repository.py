@@ -1,5 +1,5 @@
 """One setting names the book's GitHub repository: `_config.yml` and every notebook's Colab cell agree,
-and scripts/set_repository.py moves them all at once (as the Pages workflow does in a fork)."""
+and scripts/repository/set_repository.py moves them all at once (as the Pages workflow does in a fork)."""
 
 import importlib.util
 import shutil
@@ -9,7 +9,7 @@ import pytest
 from helpers import NOTEBOOKS, ROOT
 
 spec = importlib.util.spec_from_file_location(
-    "set_repository", ROOT / "scripts" / "set_repository.py"
+    "set_repository", ROOT / "scripts" / "repository" / "set_repository.py"
 )
 set_repository = importlib.util.module_from_spec(spec)
 sys.modules["set_repository"] = set_repository
@@ -50,7 +50,7 @@ def test_set_repository_refuses_a_name_that_is_not_owner_slash_name(copy_of_the_
 
 def test_the_pages_workflow_sets_the_repository_it_runs_in():
     workflow = (ROOT / ".github" / "workflows" / "pages.yml").read_text()
-    assert "python scripts/set_repository.py ${{ github.repository }}" in workflow
+    assert "python scripts/repository/set_repository.py ${{ github.repository }}" in workflow
     assert workflow.index("set_repository.py") < workflow.index("jupyter-book build")
 
 

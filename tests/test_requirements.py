@@ -1,6 +1,6 @@
 """The installs resolve to a CPU build of torch on Linux, macOS and Windows, and never replace one; the
 reader's install (requirements-reader.txt) leaves out the contributors' tools, and the README quotes
-the size of each install as scripts/install_size.py measures it."""
+the size of each install as scripts/repository/install_size.py measures it."""
 
 import re
 from pathlib import Path
@@ -111,9 +111,9 @@ def test_readme_starts_from_nothing():
 
 
 def test_readme_quotes_the_measured_size_of_each_install():
-    """The README's package counts are what scripts/install_size.py measures in this environment
+    """The README's package counts are what scripts/repository/install_size.py measures in this environment
     (the full install: the one the tests run in)."""
-    install_size = load_script("scripts/install_size.py")
+    install_size = load_script("scripts/repository/install_size.py")
     readme = (ROOT / "README.md").read_text()
     for name in FILES:
         count = len(install_size.closure(install_size.requirements(ROOT / name)))

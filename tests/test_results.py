@@ -7,7 +7,7 @@ from helpers import ROOT
 
 from attention_to_bert import results
 
-FOLDER = ROOT / "book" / "attention_to_bert" / "data" / "results"
+FOLDER = ROOT / "book" / "attention_to_bert" / "results"
 
 
 def test_names_are_the_shipped_files():

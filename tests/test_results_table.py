@@ -1,4 +1,4 @@
-"""``scripts/results_table.py``: the table that ``partner_baselines.py`` and ``seq2seq_controls.py``
+"""``experiments/results_table.py``: the table that ``ch04_partner.py`` and ``ch03_controls.py``
 keep, joined from files or updated run by run."""
 
 import json
@@ -7,7 +7,7 @@ from helpers import load_script
 
 
 def test_runs_replace_their_own_rows_and_merges_join_files(tmp_path):
-    table = load_script("scripts/results_table.py")
+    table = load_script("experiments/results_table.py")
     out = tmp_path / "table.json"
     old = {"rows": [{"job": "a", "seed": 0, "x": 1}, {"job": "b", "seed": 0, "x": 2}]}
     out.write_text(json.dumps(old | {"torch": "0", "date": "then"}))

@@ -1,4 +1,4 @@
-"""``scripts/run_chapter_cells.py``: it runs a notebook's code cells in order in one namespace, stops
+"""``scripts/notebooks/run_chapter_cells.py``: it runs a notebook's code cells in order in one namespace, stops
 at the first error (or records every one with ``--keep-going``), and says so in its exit status."""
 
 import json
@@ -7,7 +7,7 @@ import sys
 
 from helpers import ROOT
 
-SCRIPT = ROOT / "scripts" / "run_chapter_cells.py"
+SCRIPT = ROOT / "scripts" / "notebooks" / "run_chapter_cells.py"
 
 
 def notebook(tmp_path, *sources):

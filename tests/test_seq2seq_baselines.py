@@ -1,27 +1,22 @@
-"""Chapter 3's shipped baselines (``data/results/ch03_baselines.json``, from ``scripts/seq2seq_baselines.py``).
+"""Chapter 3's shipped baselines (``results/ch03_baselines.json``, from ``experiments/ch03_baselines.py``).
 
 The fast test checks that the table is complete and consistent with its own recipe (every seed has
 every row; each long run used the rate its sweep chose); the slow one re-runs the script's first row
 and compares it with the file.
 """
 
-import importlib.util
 import json
 
 import pytest
 from helpers import ROOT
+from helpers import load_script as load_experiment
 
-TABLE = ROOT / "book" / "attention_to_bert" / "data" / "results" / "ch03_baselines.json"
+TABLE = ROOT / "book" / "attention_to_bert" / "results" / "ch03_baselines.json"
 SEEDS = (0, 1, 2)
 
 
 def load_script():
-    spec = importlib.util.spec_from_file_location(
-        "seq2seq_baselines", ROOT / "scripts" / "seq2seq_baselines.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_experiment("experiments/ch03_baselines.py")
 
 
 def rows():

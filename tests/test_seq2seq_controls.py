@@ -1,14 +1,11 @@
-"""Chapter 3's controls (``data/results/ch03_controls.json``, from ``scripts/seq2seq_controls.py``).
+"""Chapter 3's controls (``results/ch03_controls.json``, from ``experiments/ch03_controls.py``).
 
 The fast test checks that the file is complete and follows its recipe; the slow one re-runs a
 cheap row (hidden size 64, rate 0.01, 144 steps, seed 0) and compares it with the file.
 """
 
-import importlib.util
-import sys
-
 import pytest
-from helpers import ROOT
+from helpers import load_script as load_experiment
 
 from attention_to_bert import results
 
@@ -16,13 +13,7 @@ SEEDS = (0, 1, 2)
 
 
 def load_script():
-    sys.path.insert(0, str(ROOT / "scripts"))
-    spec = importlib.util.spec_from_file_location(
-        "seq2seq_controls", ROOT / "scripts" / "seq2seq_controls.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_experiment("experiments/ch03_controls.py")
 
 
 def test_controls_are_complete_and_follow_their_recipe():

@@ -1,9 +1,9 @@
 """One output per stream per cell (one box on the website, not one per print).
 
-scripts/execute_notebooks.py merges consecutive stream outputs of one name when it stores a notebook;
-`python scripts/execute_notebooks.py --merge-streams-only` does it for stored notebooks without a run.
+scripts/notebooks/execute_notebooks.py merges consecutive stream outputs of one name when it stores a notebook;
+`python scripts/notebooks/execute_notebooks.py --merge-streams-only` does it for stored notebooks without a run.
 That the stored notebooks have no split stream is checked with their other stored-output rules by
-scripts/check_notebook_outputs.py (tests/test_notebook_outputs.py, and pre-commit).
+scripts/notebooks/check_notebook_outputs.py (tests/test_notebook_outputs.py, and pre-commit).
 """
 
 import sys
@@ -12,7 +12,7 @@ import nbformat
 from helpers import ROOT
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "scripts" / "notebooks"))
 import execute_notebooks  # noqa: E402
 from check_notebook_outputs import split_streams  # noqa: E402
 

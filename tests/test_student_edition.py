@@ -8,7 +8,7 @@ from helpers import CHAPTERS, ROOT
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 spec = importlib.util.spec_from_file_location(
-    "student_edition", ROOT / "scripts" / "student_edition.py"
+    "student_edition", ROOT / "scripts" / "course" / "student_edition.py"
 )
 student_edition = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(student_edition)
@@ -156,12 +156,12 @@ def test_no_chapter_points_at_a_script_or_results_file_the_hand_out_lacks(tmp_pa
                 linked = after.startswith(("](", "`](")) or "clone of" in after
                 assert pointed or linked, f"{path.name}: {before + found[0] + after!r}"
     for name in {found for path in written for found in _results_named(path)}:
-        assert (tmp_path / "student" / "attention_to_bert" / "data" / "results" / name).is_file()
+        assert (tmp_path / "student" / "attention_to_bert" / "results" / name).is_file()
 
 
 def _results_named(path):
     text = path.read_text()
-    return set(re.findall(r"attention_to_bert/data/results/(ch\d\d_\w+\.json)", text))
+    return set(re.findall(r"attention_to_bert/results/(ch\d\d_\w+\.json)", text))
 
 
 def test_script_mentions_become_links_and_notes():
@@ -174,7 +174,7 @@ def test_script_mentions_become_links_and_notes():
     code = "# as scripts/a.py computed (results/ch02_han.json)"
     assert student_edition.link_scripts(code, url, markdown=False) == (
         "# as https://github.com/o/r/blob/main/scripts/a.py computed "
-        "(attention_to_bert/data/results/ch02_han.json)"
+        "(attention_to_bert/results/ch02_han.json)"
     )
 
 

@@ -1,4 +1,4 @@
-"""Chapter 8's thesis test (``scripts/thesis_test.py``): the shipped results are consistent with their
+"""Chapter 8's thesis test (``experiments/ch08_thesis.py``): the shipped results are consistent with their
 own cells, the rates respect the pre-training peak, and the statistics are right."""
 
 import copy
@@ -11,7 +11,7 @@ from attention_to_bert import pretraining, results
 
 def test_the_shipped_summary_is_recomputed_from_its_cells():
     shipped = results.load("ch08_thesis")
-    again = load_script("scripts/thesis_test.py").summarise(copy.deepcopy(shipped))
+    again = load_script("experiments/ch08_thesis.py").summarise(copy.deepcopy(shipped))
     assert again["means"] == shipped["means"]
     assert again["differences"] == shipped["differences"]
     for size, count in shipped["seeds_done"].items():
@@ -32,7 +32,7 @@ def test_fine_tuning_rates_stay_at_or_below_the_pre_training_peak():
 
 
 def test_the_interval_is_a_student_t_interval():
-    interval = load_script("scripts/thesis_test.py").interval
+    interval = load_script("experiments/ch08_thesis.py").interval
     values = [0.1, 0.3, 0.2, 0.4, 0.0, 0.2, 0.3, 0.1, 0.2, 0.2]
     result = interval(values)
     sd = math.sqrt(sum((v - 0.2) ** 2 for v in values) / 9)
@@ -46,7 +46,7 @@ def test_the_sentiment_table_is_recomputed_from_its_cells_and_keeps_the_recipe()
     peak rate sits at or below its model's pre-training peak (ours: the checkpoint's; MiniLM: 1e-4).
     Where fewer than 10 seeds ran, the note says how many."""
     shipped = results.load("ch08_sentiment")
-    again = load_script("scripts/thesis_test.py").summarise(copy.deepcopy(shipped))
+    again = load_script("experiments/ch08_thesis.py").summarise(copy.deepcopy(shipped))
     assert again["means"] == shipped["means"]
     assert again["differences"] == shipped["differences"]
     for size, count in shipped["seeds_done"].items():  # 10 paired seeds where the GPU time allowed

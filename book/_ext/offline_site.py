@@ -20,9 +20,10 @@ Loaded by ``_config.yml`` (``sphinx.local_extensions``). It
   that hold math and the search index only on the search page, writes the bertviz views' weights
   as compact literals, and stores the PNG figures with a 256-colour palette;
 * shows each architecture diagram from its SVG file: a chapter stores its diagrams as PNG data URIs
-  (so that a notebook opened alone shows them; ``scripts/format_notebooks.py``), and the site maps
+  (so that a notebook opened alone shows them; ``scripts/notebooks/format_notebooks.py``), and the site maps
   each back to ``book/images/diagrams/NAME.svg`` by its content (the PNG twin of that SVG), so
   pages show vectors and stay light, and the printed book gets the same vector files;
+* prints the labs as appendices of the printed book (``\\appendix`` before the part "Labs");
 * writes each inline ``<script>`` once: Sphinx 7.4 adds inline scripts registered after the builder
   started (such as sphinx-thebe's ``const THEBE_JS_URL = …``) twice, and the second ``const``
   declaration is a page error ("Identifier 'THEBE_JS_URL' has already been declared").
@@ -324,6 +325,22 @@ def slim_font_awesome(site: Path) -> None:
 TEX_TOOLS = {"xelatex": "texlive-xetex", "latexmk": "latexmk", "rsvg-convert": "librsvg2-bin"}
 
 
+LAB_CHAPTER = re.compile(r"^\\(?:part|chapter)\{(?:Labs|How we know: chapter)", re.M)
+
+
+def labs_as_appendices(app: Sphinx, exception: Exception | None) -> None:
+    """In the printed book, the labs ("How we know: chapter N", the part "Labs" of ``_toc.yml``)
+    are appendices: ``\\appendix`` before the first of them (the builder has written the .tex file;
+    latexmk compiles it afterwards)."""
+    if exception is not None or app.builder.name != "latex":
+        return
+    for tex in Path(app.outdir).glob("*.tex"):
+        text = tex.read_text(encoding="utf-8")
+        first = LAB_CHAPTER.search(text)
+        if first and "\\appendix" not in text:
+            tex.write_text(text[: first.start()] + "\\appendix\n" + text[first.start() :])
+
+
 def require_tex(app: Sphinx) -> None:
     """Stop a PDF build at once, saying what to install, where TeX Live or rsvg-convert is missing."""
     if app.builder.name != "latex":
@@ -363,6 +380,7 @@ class DiagramFiles(SphinxTransform):
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_transform(DiagramFiles)
     app.connect("builder-inited", require_tex)
+    app.connect("build-finished", labs_as_appendices)
     app.connect("config-inited", link_printed_book)
     app.connect("html-page-context", label_page)
     app.connect("build-finished", slim_pages)

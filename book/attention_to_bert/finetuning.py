@@ -1,4 +1,4 @@
-"""Chapter 8's fine-tuning comparison on the UCI sentences (with ``scripts/finetune_table.py``, which
+"""Chapter 8's fine-tuning comparison on the UCI sentences (with ``experiments/ch08_finetune.py``, which
 adds the book's encoders and the last layer's features): the MiniLM encoder, its static features.
 The splits and training sets are ``data.sentiment``'s (``finetuning_splits``, ``training_set``)."""
 

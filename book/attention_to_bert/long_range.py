@@ -1,7 +1,7 @@
 """Chapter 6's long-range test: reverse a string of n letters (``data.reversal``), chapter 3's RNN
 with attention (Adam at 1e-2, its tuned rate) against chapter 6's Transformer (Adam with the warm-up
 schedule), each on fresh seeded batches of 32 for a budget of CPU seconds or a number of steps,
-with cross-entropy and gradient clipping at norm 1.0. ``scripts/ch06_long_range.py`` runs it all."""
+with cross-entropy and gradient clipping at norm 1.0. ``experiments/ch06_long_range.py`` runs it all."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def train(
 ) -> dict:
     """Train model ``name`` on fresh strings of ``length`` letters for ``seconds`` CPU seconds (one
     thread) or ``steps`` steps (exactly one of the two). Returns the losses, steps and CPU seconds,
-    and what ``evaluate(model)`` returns (``scripts/ch06_long_range.py`` scores held-out strings)."""
+    and what ``evaluate(model)`` returns (``experiments/ch06_long_range.py`` scores held-out strings)."""
     if (seconds is None) == (steps is None):
         raise ValueError("train needs seconds or steps (exactly one)")
     check_int("length", length)

@@ -1,6 +1,6 @@
 """Pre-training the book's own small BERT (chapter 8): a WordPiece vocabulary, the masked-LM head tied
 to the token table, the next-sentence head on the pooled [CLS], the pair sampler, and the loader of
-the checkpoints that ``scripts/pretrain_bert.py`` writes. Asking the model lives in ``mlm``."""
+the checkpoints that ``scripts/data/pretrain_bert.py`` writes. Asking the model lives in ``mlm``."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ except ImportError:  # Python 3.10
     from importlib.abc import Traversable
 
 # The shipped checkpoint, read through importlib.resources (from a checkout or a wheel); PRETRAINED is
-# where scripts/pretrain_bert.py writes it in a checkout.
+# where scripts/data/pretrain_bert.py writes it in a checkout.
 SHIPPED = resources.files("attention_to_bert").joinpath("pretrained")
 PRETRAINED = Path(__file__).resolve().parent / "pretrained"
 DICTIONARY = Path(__file__).resolve().parent / "pretrained_dictionary"  # the first, WordNet only
@@ -251,7 +251,7 @@ def _written(folder: Path | str | Traversable, name: str) -> Traversable:
     path = folder.joinpath(name)
     if not path.is_file():
         raise FileNotFoundError(
-            f"folder: {path} is missing (python scripts/pretrain_bert.py writes it)"
+            f"folder: {path} is missing (python scripts/data/pretrain_bert.py writes it)"
         )
     return path
 

@@ -1,4 +1,4 @@
-"""Graded runs of the checkers (the nbgrader course of ``scripts/make_course.py``).
+"""Graded runs of the checkers (the nbgrader course of ``scripts/course/make_course.py``).
 
 ``SOLVED_BY`` maps each exercise's checker to every package object that solves the exercise (by what
 it does, not by its name); ``package_answer_blocked("causal_mask", globals())`` makes each of them

@@ -1,7 +1,7 @@
 """Chapter 8's everyday-English pre-training corpus and its held-out splits, fixed before any
 pre-training.
 
-``everyday.tsv.xz`` (built by ``scripts/build_everyday_corpus.py``; licences beside it): children's
+``everyday.tsv.xz`` (built by ``scripts/data/build_everyday_corpus.py``; licences beside it): children's
 stories, nine novels, a fifth of the World English Bible and chatterbot's conversations, one
 paragraph a line. ``corpus_documents()`` adds WordNet's glosses and examples, each ending in a full
 stop, and leaves out everything held out:

@@ -4,7 +4,7 @@
 Chapter 8's splits: ``pretraining_split()`` holds out test sentences that no checkpoint reads (the
 dictionary checkpoint reads the pool's text, never its labels; the everyday one no UCI sentence);
 ``finetuning_splits()`` and ``training_set`` are the fine-tuning comparison's. See ``README.md`` and
-``LICENSE`` beside this file; ``scripts/build_sentiment_extract.py`` rebuilt it.
+``LICENSE`` beside this file; ``scripts/data/build_sentiment_extract.py`` rebuilt it.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 as an extract: ``load_glosses()`` returns one list per synset, its definition then its examples;
 ``corpus_documents()`` is the corpus of chapter 8's first (dictionary) checkpoint.
 
-See ``README.md`` and ``LICENSE`` beside this file; ``scripts/build_wordnet_extract.py`` rebuilt it
+See ``README.md`` and ``LICENSE`` beside this file; ``scripts/data/build_wordnet_extract.py`` rebuilt it
 from the Debian package ``wordnet-base``.
 """
 
