@@ -13,7 +13,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from helpers import ROOT
+from helpers import LABS, ROOT
 
 CHAPTERS = sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
 DIAGRAM = re.compile(r"images/diagrams/(?P<name>[\w-]+)\.svg")
@@ -58,6 +58,22 @@ def test_each_chapter_is_a_chapter_in_order(latex):
     assert len(titles) >= 7
     printed = [title.replace(r"\sphinxhyphen{}", "-") for title in chapters[: len(titles)]]
     assert printed == [title.replace("$", "") for title in titles]
+
+
+@pytest.mark.slow
+def test_the_labs_are_appendices_after_every_chapter(latex):
+    tex = (latex / "book.tex").read_text()
+    if not LABS:
+        pytest.skip("no lab yet (book/labs/NN_name_lab.ipynb)")
+    printed = {
+        m[1].replace(r"\sphinxhyphen{}", "-"): m.start()
+        for m in re.finditer(r"\\chapter\{(.*)\}", tex)
+    }
+    lessons = [printed[chapter_title(path).replace("$", "")] for path in CHAPTERS]
+    labs = [printed[chapter_title(path).replace("$", "")] for path in LABS]
+    appendix = tex.index("\\appendix")
+    assert max(lessons) < appendix < min(labs), "the labs follow \\appendix, after the chapters"
+    assert labs == sorted(labs)
 
 
 @pytest.mark.slow
