@@ -53,7 +53,6 @@ from attention_to_bert import (  # noqa: E402
 )
 from attention_to_bert import bertviz_offline as BV  # noqa: E402
 from attention_to_bert import finetuning as FT  # noqa: E402
-from attention_to_bert import lookup as LK  # noqa: E402
 from attention_to_bert import mlm as MLM  # noqa: E402
 from attention_to_bert import pretraining as PT  # noqa: E402
 from attention_to_bert import transformer as T  # noqa: E402
@@ -67,6 +66,7 @@ from attention_to_bert.data import (  # noqa: E402
     vocabulary,
     wordnet,
 )
+from attention_to_bert.data import lookup as LK  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pretrain_bert  # noqa: E402  (its PackedPairSampler)
