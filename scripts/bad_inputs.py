@@ -66,6 +66,7 @@ from attention_to_bert.data import (  # noqa: E402
     vocabulary,
     wordnet,
 )
+from attention_to_bert.data import lookup as LK  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "data"))
 import pretrain_bert  # noqa: E402  (its PackedPairSampler)
@@ -923,6 +924,28 @@ def _():
 def _():
     weights, largest, norm = interactive.scaling_statistics(10, 1, 64, True)
     return abs(float(weights.sum()) - 1) < 1e-6 and finite(weights) and norm == norm
+
+
+# chapter 1's look-up task
+bad("lookup_data(size=0)", "size")(lambda: LK.lookup_data(0, 0))
+bad("lookup_data prior not summing to 1", "prior")(lambda: LK.lookup_data(4, 0, prior=(0.5, 0.6)))
+bad("FixedWeights(num_positions=0)", "num_positions")(lambda: LK.FixedWeights(0))
+bad("SimilarityWeights(hard='yes')", "hard")(lambda: LK.SimilarityWeights(8, hard="yes"))
+bad("fit(lr=0)", "lr")(
+    lambda: LK.fit(LK.FixedWeights(), LK.lookup_data(4, 0), LK.lookup_data(4, 1), lr=0.0)
+)
+
+
+@valid("lookup: accuracy of a fitted similarity model, one-hot outputs of the hard one")
+def _():
+    data = LK.lookup_data(16, 0)
+    result = LK.fit(LK.SimilarityWeights(), data, data, lr=0.1, steps=2, every=1)
+    output, weights = LK.SimilarityWeights(hard=True)(*data[:3])
+    return (
+        0 <= LK.accuracy(LK.FixedWeights(), data) <= 1
+        and len(result["curve"]) == 3
+        and bool((weights.sum(dim=-1) >= 1).all())
+    )
 
 
 bad("load('bogus')", "name")(lambda: results.load("bogus"))

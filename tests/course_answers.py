@@ -15,6 +15,14 @@ WRONG = {
     scores = (query @ key.mT / query.shape[-1] ** 0.5).masked_fill(mask, -1e9)
     weights = torch.softmax(scores, dim=-1)
     return weights @ value, weights""",
+    "additive_attention": """def {f}(query, key, value, mask, w_query, w_key, w_score):  # no tanh
+    pairs = (query @ w_query.T).unsqueeze(-2) + (key @ w_key.T).unsqueeze(-3)
+    scores = (pairs @ w_score).masked_fill(mask, -1e9)
+    weights = torch.softmax(scores, dim=-1) * ~mask
+    return weights @ value, weights""",
+    "query_gradient": """def {f}(query, keys, values):  # the output not subtracted
+    weights = torch.softmax(keys @ query, dim=0)
+    return (weights[:, None] * values).T @ keys""",
     "han_attention": """def {f}(values, padding_mask, weight, bias, context):  # no tanh
     scores = (values @ weight.T + bias) @ context
     weights = torch.softmax(scores.masked_fill(padding_mask, -1e9), dim=-1)
@@ -155,6 +163,17 @@ def {f}(query, key, value, k, mask):
     free = scores.masked_fill(mask, float("-inf"))
     kth = free.topk(min(k, free.shape[-1]), dim=-1).values[..., -1:]
     return book.attention(query, key, value, mask | (free < kth))""",
+    "additive_attention": """from attention_to_bert.attention import AdditiveScore
+from attention_to_bert.attention import attention as book_attention
+
+
+def {f}(query, key, value, mask, w_query, w_key, w_score):
+    score = AdditiveScore(query.shape[-1], key.shape[-1], w_score.shape[0])
+    with torch.no_grad():
+        score.query_projection.weight.copy_(w_query)
+        score.key_projection.weight.copy_(w_key)
+        score.v.weight.copy_(w_score[None])
+    return book_attention(query, key, value, mask, score=score)""",
     "han_attention": """from attention_to_bert.han import ContextAttention
 
 

@@ -406,3 +406,144 @@ def test_top_k_attention_checker_names_the_mistake(candidate, message, capsys):
     output = capsys.readouterr().out
     assert "✘ top_k_attention" in output
     assert message in output
+
+
+# --- batched additive attention with a mask (exercise 1.2) ---
+
+
+def right_additive_attention(query, key, value, mask, w_query, w_key, w_score):
+    hidden = torch.tanh((query @ w_query.T).unsqueeze(-2) + (key @ w_key.T).unsqueeze(-3))
+    weights = package_masked_softmax(hidden @ w_score, mask)
+    return weights @ value, weights
+
+
+def right_additive_attention_by_loops(query, key, value, mask, w_query, w_key, w_score):
+    # the formula entry by entry, written independently of the package (mask by hand)
+    batch = query.shape[:-2]
+    flat_q = query.reshape(-1, *query.shape[-2:])
+    flat_k = key.reshape(-1, *key.shape[-2:])
+    flat_v = value.reshape(-1, *value.shape[-2:])
+    full = mask.expand(*batch, query.shape[-2], key.shape[-2]).reshape(
+        -1, query.shape[-2], key.shape[-2]
+    )
+    outputs, all_weights = [], []
+    for q_b, k_b, v_b, m_b in zip(flat_q, flat_k, flat_v, full, strict=True):
+        rows = []
+        for j in range(q_b.shape[0]):
+            scores = torch.stack(
+                [
+                    w_score @ torch.tanh(w_query @ q_b[j] + w_key @ k_b[i])
+                    for i in range(k_b.shape[0])
+                ]
+            )
+            free = ~m_b[j]
+            row = torch.zeros_like(scores)
+            if free.any():
+                row[free] = torch.softmax(scores[free], dim=0)
+            rows.append(row)
+        weights = torch.stack(rows)
+        all_weights.append(weights)
+        outputs.append(weights @ v_b)
+    shape = (*batch, query.shape[-2])
+    return (
+        torch.stack(outputs).reshape(*shape, value.shape[-1]),
+        torch.stack(all_weights).reshape(*shape, key.shape[-2]),
+    )
+
+
+def additive_with(scores_of, mask_of=lambda m: m):
+    def candidate(query, key, value, mask, w_query, w_key, w_score):
+        pairs = (query @ w_query.T).unsqueeze(-2) + (key @ w_key.T).unsqueeze(-3)
+        weights = package_masked_softmax(scores_of(pairs, w_score), mask_of(mask))
+        return weights @ value, weights
+
+    return candidate
+
+
+@pytest.mark.parametrize("candidate", [right_additive_attention, right_additive_attention_by_loops])
+def test_additive_attention_checker_accepts_right_answers(candidate, capsys):
+    assert checks.additive_attention(candidate) is True
+    assert "✔ additive_attention: passes all 3 test cases." in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("candidate", "message"),
+    [
+        (additive_with(lambda p, w: p @ w), "no tanh"),
+        (additive_with(lambda p, w: torch.tanh(p).sum(dim=-1)), "hidden units were summed"),
+        (
+            additive_with(lambda p, w: torch.tanh(p) @ w, lambda m: torch.zeros_like(m)),
+            "masked (padded) positions get weight",
+        ),
+        (additive_with(lambda p, w: torch.tanh(p) @ w, lambda m: ~m), "polarity inverted"),
+        (
+            lambda q, k, v, m, wq, wk, ws: (
+                right_additive_attention(q, k, v, m, wq, wk, ws)[1] @ k,
+                right_additive_attention(q, k, v, m, wq, wk, ws)[1],
+            ),
+            "summed the keys, not the values",
+        ),
+    ],
+)
+def test_additive_attention_checker_names_the_mistake(candidate, message, capsys):
+    assert checks.additive_attention(candidate) is False
+    output = capsys.readouterr().out
+    assert "✘ additive_attention" in output and message in output, output
+
+
+def test_additive_attention_checker_hidden_sizes_catch_a_fitted_answer(capsys):
+    from attention_to_bert.checks import grading
+
+    def fitted(query, key, value, mask, w_query, w_key, w_score):  # only the visible 7 hidden units
+        assert w_score.shape[0] == 7
+        return right_additive_attention(query, key, value, mask, w_query, w_key, w_score)
+
+    assert checks.additive_attention(fitted) is True
+    with grading.fresh_inputs(12345):
+        assert checks.additive_attention(fitted) is False
+        assert checks.additive_attention(right_additive_attention) is True
+    capsys.readouterr()
+
+
+# --- the gradient of the output with respect to the query (exercise 1.3) ---
+
+
+def right_query_gradient(query, keys, values):
+    weights = torch.softmax(keys @ query, dim=0)
+    output = weights @ values
+    return (weights[:, None] * (values - output)).T @ keys
+
+
+def right_query_gradient_by_sums(query, keys, values):
+    # d output / d q = sum_i v_i (d a_i / d q), d a_i / d q = a_i (k_i - sum_j a_j k_j)
+    weights = torch.softmax(keys @ query, dim=0)
+    mean_key = weights @ keys
+    return sum(torch.outer(values[i], weights[i] * (keys[i] - mean_key)) for i in range(len(keys)))
+
+
+def test_query_gradient_checker_accepts_right_answers(capsys):
+    for candidate in (right_query_gradient, right_query_gradient_by_sums):
+        assert checks.query_gradient(candidate) is True
+    assert "✔ query_gradient: passes all 3 test cases." in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("candidate", "message"),
+    [
+        (
+            lambda q, k, v: (torch.softmax(k @ q, dim=0)[:, None] * v).T @ k,
+            "the output was not subtracted",
+        ),
+        (lambda q, k, v: right_query_gradient(q, k, v).T, "transposed"),
+        (
+            lambda q, k, v: right_query_gradient(q, k, v) / math.sqrt(len(q)),
+            "scaled by 1 / sqrt(d)",
+        ),
+        (lambda q, k, v: torch.zeros(v.shape[-1], k.shape[-1], dtype=q.dtype), "all zeros"),
+        (lambda q, k, v: right_query_gradient(q, k, v) * 1.1, "values differ"),
+    ],
+)
+def test_query_gradient_checker_names_the_mistake(candidate, message, capsys):
+    assert checks.query_gradient(candidate) is False
+    output = capsys.readouterr().out
+    assert "✘ query_gradient" in output and message in output, output

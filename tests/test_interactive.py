@@ -10,6 +10,7 @@ finds no violation; every request that leaves the page is refused.
 from __future__ import annotations
 
 import re
+from importlib import resources
 
 import pytest
 import torch
@@ -44,6 +45,32 @@ def test_query_weights_are_attention_with_the_named_score():
     torch.testing.assert_close(got, expected.unsqueeze(0)[0])
     distance = interactive.query_weights(KEYS, [0.5, 0.5], "negative_distance")
     assert distance.argmax().item() == 5  # "tree" at (0, 0.6) is the nearest key
+
+
+def test_negative_distance_is_the_chapters_half_squared_distance():
+    # chapter 1: q . k = -|q - k|^2 / 2 + |k|^2 / 2 + |q|^2 / 2, so the distance score is the dot
+    # product without its length bonus; at q on k6 ("tree") the distance puts the most weight there
+    query = torch.tensor([[0.0, 0.6]], dtype=torch.float64)
+    keys = torch.tensor(KEYS, dtype=torch.float64)
+    half_squared = -0.5 * ((query - keys) ** 2).sum(dim=-1)
+    torch.testing.assert_close(interactive.negative_distance_score(query, keys)[0], half_squared)
+    weights = interactive.query_weights(KEYS, [0.0, 0.6], "negative_distance")
+    torch.testing.assert_close(weights, torch.softmax(half_squared, dim=0))
+    assert weights.argmax().item() == 5
+    # the scaled dot product at the same place prefers the long key k2 ("dog"), as the text says
+    scaled = interactive.query_weights(KEYS, [0.0, 0.6], "scaled_dot")
+    assert scaled.argmax().item() == 1 and round(scaled[1].item(), 3) == 0.263
+    assert round(scaled[5].item(), 3) == 0.187
+
+
+def test_the_figure_colours_are_the_books_roles():
+    script = resources.files("attention_to_bert").joinpath("javascript/figures/figures.js")
+    line = re.search(r"var COLOURS = \{(.*?)\};", script.read_text(encoding="utf-8"), re.S).group(1)
+    colours = dict(re.findall(r"(\w+): \"(#[0-9a-fA-F]{6})\"", line))
+    book = plotting.FIGURE_COLOURS
+    assert colours["query"] == book["query"] and colours["key"] == book["key"]
+    assert colours["value"] == book["value"] and colours["bar"] == book["weight"]
+    assert "negative distance −½‖q−k‖²" in script.read_text(encoding="utf-8")
 
 
 def test_scaling_draw_reproduces_javascript_mulberry32():

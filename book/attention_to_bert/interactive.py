@@ -24,10 +24,10 @@ SCALING_SIZES = tuple(2**i for i in range(10))  # d_k = 1, 2, 4, ..., 512
 
 
 def negative_distance_score(query: Tensor, key: Tensor) -> Tensor:
-    """Score ``-||q - k||``: the nearer the key, the larger: ``(..., n_q, d), (..., n_k, d) -> (..., n_q, n_k)``."""
+    """Chapter 1's distance score ``-||q - k||^2 / 2``, ``(..., n_q, n_k)``: nearer keys score higher."""
     check_tensor("query", query, floating=True, min_dim=2)
     check_tensor("key", key, floating=query.dtype, min_dim=2)
-    return -torch.cdist(query, key)
+    return -0.5 * torch.cdist(query, key).square()
 
 
 def score_function(score: str, temperature: float = 1.0) -> Callable[[Tensor, Tensor], Tensor]:

@@ -219,6 +219,11 @@ def describe_figures_in_notebooks() -> None:
 # Figures a reader can move (``interactive`` computes what they show) ---------------------------
 
 
+# the book's colours for the roles (as in its diagrams and figures.js): query orange, keys blue,
+# values green, weights purple
+FIGURE_COLOURS = {"query": "#c85a00", "key": "#1f5fa8", "value": "#23803a", "weight": "#6f3596"}
+
+
 def query_figure_html(
     keys: Sequence[Sequence[float]] | torch.Tensor,
     labels: Sequence[str],
@@ -329,23 +334,23 @@ def _query_picture(
     weights: torch.Tensor,
 ) -> str:
     fig, (left, right) = plt.subplots(1, 2, figsize=(7.5, 3.2), layout="constrained")
-    left.scatter(keys[:, 0], keys[:, 1], color="#0072B2", label="keys")
+    left.scatter(keys[:, 0], keys[:, 1], color=FIGURE_COLOURS["key"], label="keys")
     left.scatter(
         values[:, 0],
         values[:, 1],
         marker="D",
         facecolors="none",
-        edgecolors="#E69F00",
+        edgecolors=FIGURE_COLOURS["value"],
         label="values",
     )
     for (x, y), label in zip(keys.tolist(), labels, strict=True):
         left.annotate(label, (x, y), textcoords="offset points", xytext=(5, 5))
     output = weights @ values
-    left.scatter([query[0]], [query[1]], color="#D55E00", s=80, label="query")
-    left.scatter([output[0]], [output[1]], color="#009E73", marker="+", s=120, label="output")
+    left.scatter([query[0]], [query[1]], color=FIGURE_COLOURS["query"], s=80, label="query")
+    left.scatter([output[0]], [output[1]], color="#222222", marker="+", s=120, label="output")
     left.set_aspect("equal")
     left.legend(fontsize=7, loc="lower right")
-    right.barh(range(len(labels)), weights.tolist(), color="#0072B2")
+    right.barh(range(len(labels)), weights.tolist(), color=FIGURE_COLOURS["weight"])
     right.set_yticks(range(len(labels)), labels)
     right.invert_yaxis()
     right.set_xlim(0, 1)
@@ -360,7 +365,7 @@ def _scaling_picture(statistics: list, size: int) -> str:
     for axis, scaled, (weights, largest, gradient) in zip(
         axes, (True, False), statistics, strict=True
     ):
-        axis.barh(range(num_keys), weights.tolist(), color="#0072B2")
+        axis.barh(range(num_keys), weights.tolist(), color=FIGURE_COLOURS["weight"])
         axis.axvline(1 / num_keys, color="k", linestyle=":")
         axis.set_xlim(0, 1)
         axis.set_title(

@@ -2,8 +2,10 @@
 passes or, in plain words, what is wrong, and returns ``True`` or ``False``; ``chNN`` has chapter NN's."""
 
 from attention_to_bert.checks.ch01 import (
+    additive_attention,
     cosine_attention,
     masked_softmax,
+    query_gradient,
     scaled_dot_score,
     top_k_attention,
 )

@@ -422,3 +422,176 @@ def top_k_attention(candidate: Callable[..., Any]) -> bool:
         wrong_output = [(expected @ inputs["key"].double(), "summed the keys, not the values")]
         checker.compare(output, expected @ value, f"{case}, output", wrong_output)
     return checker.report()
+
+
+# --- added for the lesson/lab chapter 1 (issue 46): batched additive attention, the query gradient ---
+
+
+def _additive_cases() -> list[tuple[str, dict[str, Tensor]]]:
+    """The cases of batched additive attention: (description, inputs) in float32; sizes grow in a
+    hidden test (``vary``)."""
+    generator = torch.Generator().manual_seed(5)
+
+    def randn(*shape: int) -> Tensor:
+        return torch.randn(*shape, generator=generator)
+
+    n_q, n_k, d_q, d_k, d_v, h = vary(3, 5, 4, 6, 2, 7)
+    b, b_q, b_k = 2, *vary(4, 5)
+    lengths = torch.tensor([b_k, 2])
+    padding = (torch.arange(b_k) >= lengths[:, None])[:, None, :]  # (2, 1, b_k)
+    empty = torch.zeros(n_q, n_k, dtype=torch.bool)
+    empty[1] = True  # query 1 may attend to nothing
+    empty[0, n_k - 1] = True
+
+    def weights_for(d_query: int, d_key: int) -> dict[str, Tensor]:
+        return {
+            "w_query": randn(h, d_query) / d_query**0.5,
+            "w_key": randn(h, d_key) / d_key**0.5,
+            "w_score": randn(h),
+        }
+
+    return [
+        (
+            f"{n_q} queries of size {d_q}, {n_k} keys of size {d_k}, hidden size {h}, no mask",
+            {
+                "query": randn(n_q, d_q),
+                "key": randn(n_k, d_k),
+                "value": randn(n_k, d_v),
+                "mask": torch.zeros(n_q, n_k, dtype=torch.bool),
+                **weights_for(d_q, d_k),
+            },
+        ),
+        (
+            f"a batch of {b} with padding, mask of shape ({b}, 1, {b_k})",
+            {
+                "query": randn(b, b_q, d_q),
+                "key": randn(b, b_k, d_k),
+                "value": randn(b, b_k, d_v),
+                "mask": padding,
+                **weights_for(d_q, d_k),
+            },
+        ),
+        (
+            "one query fully masked",
+            {
+                "query": randn(n_q, d_q),
+                "key": randn(n_k, d_k),
+                "value": randn(n_k, d_v),
+                "mask": empty,
+                **weights_for(d_q, d_k),
+            },
+        ),
+    ]
+
+
+def _additive_mistakes(inputs: dict[str, Tensor]) -> tuple[Tensor, list[tuple[Tensor, str]]]:
+    """The right weights (float64) and the weights of typical wrong answers, each with its message."""
+    query, key = inputs["query"].double(), inputs["key"].double()
+    w_query, w_key = inputs["w_query"].double(), inputs["w_key"].double()
+    w_score, mask = inputs["w_score"].double(), inputs["mask"]
+    projected_query = query @ w_query.T  # (..., n_q, h)
+    projected_key = key @ w_key.T  # (..., n_k, h)
+    pairs = projected_query.unsqueeze(-2) + projected_key.unsqueeze(-3)  # (..., n_q, n_k, h)
+    scores = torch.tanh(pairs) @ w_score
+    full = mask.expand(scores.shape)
+    mistakes = [
+        (
+            reference_softmax(pairs @ w_score, full),
+            "no tanh: score = w_score · tanh(W_q q + W_k k)",
+        ),
+        (
+            reference_softmax(torch.tanh(pairs).sum(dim=-1), full),
+            "the hidden units were summed: weight them with w_score (a dot product over h)",
+        ),
+    ]  # a mask ignored or inverted: ``compare(masked=...)`` names those
+    if scores.shape[-1] == scores.shape[-2]:
+        along_queries = reference_softmax(scores.mT, full.mT).mT
+        mistakes.append((along_queries, "softmax over the queries; take it over the keys (dim=-1)"))
+    return reference_softmax(scores, full), mistakes
+
+
+def additive_attention(candidate: Callable[..., Any]) -> bool:
+    """Check ``candidate(query, key, value, mask, w_query, w_key, w_score) -> (output, weights)``:
+    Bahdanau's additive score ``w_score · tanh(W_q q_j + W_k k_i)`` for every query and key of a
+    batch, a masked softmax over the keys (``mask`` True = may not attend; a fully masked row gives
+    zeros), and the weighted sum of the values."""
+    checker = Checker("additive_attention")
+    for case, inputs in _additive_cases():
+        passed = [tensor.clone() for tensor in inputs.values()]
+        result = checker.call(candidate, *passed, case=case, pair="(output, weights)")
+        if result is None:
+            continue
+        output, weights = result
+        expected, mistakes = _additive_mistakes(inputs)
+        mask = inputs["mask"].expand(expected.shape)
+        if not checker.compare(weights, expected, f"{case}, weights", mistakes, masked=mask):
+            continue
+        value = inputs["value"].double()
+        wrong_output = [(expected @ inputs["key"].double(), "summed the keys, not the values")]
+        checker.compare(output, expected @ value, f"{case}, output", wrong_output)
+    return checker.report()
+
+
+def _query_gradient_cases() -> list[tuple[str, dict[str, Any]]]:
+    """Cases of the gradient of one query's output: (description, inputs); sizes grow in a hidden
+    test."""
+    generator = torch.Generator().manual_seed(6)
+
+    def randn(*shape: int) -> Tensor:
+        return torch.randn(*shape, generator=generator, dtype=torch.float64)
+
+    n, d, d_v = vary(5, 4, 3)
+    m, e, e_v = vary(7, 6, 2)
+    return [
+        (
+            f"{n} keys of size {d}, values of size {d_v}",
+            {"query": randn(d), "keys": randn(n, d), "values": randn(n, d_v)},
+        ),
+        (
+            f"{m} keys of size {e}, values of size {e_v}",
+            {"query": 0.5 * randn(e), "keys": randn(m, e), "values": randn(m, e_v)},
+        ),
+        (
+            "long keys: one weight near 1, so the gradient nearly vanishes",
+            {"query": 3 * randn(d), "keys": 3 * randn(n, d), "values": randn(n, d_v)},
+        ),
+    ]
+
+
+def query_gradient(candidate: Callable[..., Any]) -> bool:
+    """Check ``candidate(query, keys, values)``: the Jacobian ``d output / d query`` of dot-product
+    attention for one query, shape ``(d_v, d)``, written without autograd:
+    ``sum_i a_i (v_i - output) k_i^T``."""
+    checker = Checker("query_gradient")
+    for case, inputs in _query_gradient_cases():
+        query, keys, values = inputs["query"], inputs["keys"], inputs["values"]
+        weights = torch.softmax(keys @ query, dim=0)
+        output = weights @ values
+        expected = torch.autograd.functional.jacobian(
+            lambda q, k=keys, v=values: torch.softmax(k @ q, dim=0) @ v, query
+        )
+        centred = values - output
+        mistakes = [
+            (
+                (weights[:, None] * values).T @ keys,
+                "the output was not subtracted: sum_i a_i (v_i - output) k_i^T (the softmax's "
+                "weights sum to 1, so moving the query shifts weight from some values to others)",
+            ),
+            (
+                ((weights[:, None] * centred).T @ keys).T,
+                "transposed: the shape is (d_v, d), one row per output entry",
+            ),
+            (
+                (weights[:, None] * centred).T @ (keys / len(query) ** 0.5),
+                "scaled by 1 / sqrt(d): the score here is the plain dot product q · k",
+            ),
+            (
+                torch.zeros_like(expected),
+                "all zeros: that is the arg max's gradient, not the softmax's",
+            ),
+        ]
+        actual = checker.call(candidate, query.clone(), keys.clone(), values.clone(), case=case)
+        if isinstance(actual, Tensor) and actual.requires_grad:
+            actual = actual.detach()
+        checker.compare(actual, expected, case, mistakes, atol=1e-6)
+    return checker.report()

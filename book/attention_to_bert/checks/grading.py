@@ -33,6 +33,8 @@ SOLVED_BY: dict[str, tuple[str, ...]] = {
     # masked_softmax, the lesson of chapter 1, is a building block the solutions use: not blocked
     "cosine_attention": ("attention.attention",),
     "top_k_attention": ("attention.attention",),
+    "additive_attention": ("attention.AdditiveScore", "attention.attention"),
+    "query_gradient": (),  # autograd would solve it; the checker compares with autograd itself
     "han_attention": ("han.ContextAttention", "attention.attention"),
     "beam_search": ("translator.beam_step",),  # its ranking step
     "self_attention": ("attention.attention", "multihead.MultiHeadAttention"),

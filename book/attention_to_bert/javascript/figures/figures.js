@@ -3,12 +3,12 @@
  * configuration sits in a <script type="application/json"> inside it; this file draws every figure
  * on the page that is not drawn yet, so it may be loaded once per output. The static picture inside
  * the div (for readers without JavaScript) is hidden once the live figure is drawn.
- * Colours: Okabe-Ito (colour-blind safe). MIT licence, part of the book's helper package. */
+ * Colours: the book's roles (query orange, keys blue, values green, weights purple). MIT licence, part of the book's helper package. */
 (function () {
   "use strict";
   var SVG = "http://www.w3.org/2000/svg";
-  var COLOURS = {key: "#0072B2", value: "#E69F00", query: "#D55E00", output: "#009E73",
-                 bar: "#0072B2", text: "#222222"};
+  var COLOURS = {key: "#1f5fa8", value: "#23803a", query: "#c85a00", output: "#222222",
+                 bar: "#6f3596", text: "#222222"};  // the book's: keys blue, values green, weights purple
 
   function el(name, attributes, parent) {
     var node = document.createElementNS(SVG, name);
@@ -41,7 +41,7 @@
     }
     if (name === "dot") { return dot; }
     if (name === "scaled_dot") { return dot / Math.sqrt(q.length); }
-    return -Math.sqrt(distance);  // "negative_distance"
+    return -0.5 * distance;  // "negative_distance": -||q - k||^2 / 2
   }
 
   // A seeded generator (mulberry32) and normal draws (Box-Muller), the same as the Python twin.
@@ -99,7 +99,7 @@
     var scoreLabel = html("label", {}, controls, "score ");
     var select = html("select", {"class": "atb-score"}, scoreLabel);
     [["dot", "dot q·k"], ["scaled_dot", "scaled dot q·k/√d"],
-     ["negative_distance", "negative distance −‖q−k‖"]].forEach(function (o) {
+     ["negative_distance", "negative distance −½‖q−k‖²"]].forEach(function (o) {
       var option = html("option", {value: o[0]}, select, o[1]);
       if (o[0] === state.score) { option.selected = true; }
     });

@@ -1,0 +1,127 @@
+"""Chapter 1's look-up task: why attention computes its weights from similarity (lesson section 1.3,
+lab 1.1 and 1.2).
+
+Each example holds ``n`` items, each a random key (``d`` numbers) and a label (one of ``n``
+classes, as a one-hot value); the query is one item's key plus noise, and the answer is that item's
+label. Where the item sits is drawn from ``PRIOR``, which favours the first positions, so that
+weights fixed per position have something to learn. Three models share the read-out
+``output = sum_i a_i v_i`` (a distribution over the labels) and differ in the weights ``a``:
+
+* ``FixedWeights``: one learned logit per position, ``a = softmax(logits)``, the same for every input;
+* ``SimilarityWeights``: ``a = softmax_i(q^T W k_i)`` with a learned ``W`` (attention);
+* ``SimilarityWeights(hard=True)``: the arg max of the same scores, one-hot: it picks a key, but no
+  gradient reaches ``W``, the query or the keys.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from attention_to_bert.validate import check_instance, check_int, check_number
+
+PRIOR = (0.4, 0.2, 0.1, 0.1, 0.05, 0.05, 0.05, 0.05)  # where the wanted item sits, by position
+
+
+def lookup_data(
+    size: int, seed: int, noise: float = 0.3, prior: tuple[float, ...] = PRIOR, key_size: int = 8
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """``size`` examples of the look-up task, drawn with ``seed``: query ``(size, d)``, keys
+    ``(size, n, d)``, one-hot values ``(size, n, n)`` and the wanted labels ``(size,)``; ``n`` is
+    ``len(prior)``, ``d`` is ``key_size``."""
+    check_int("size", size)
+    check_int("seed", seed, minimum=0)
+    check_number("noise", noise)
+    check_int("key_size", key_size)
+    check_instance("prior", prior, tuple, "a tuple of probabilities, one a position")
+    if len(prior) < 2 or min(prior) < 0 or abs(sum(prior) - 1) > 1e-6:
+        raise ValueError(f"prior must be >= 2 probabilities >= 0 that sum to 1, got {prior}")
+    n = len(prior)
+    generator = torch.Generator().manual_seed(seed)
+    keys = torch.randn(size, n, key_size, generator=generator)
+    labels = torch.randint(n, (size, n), generator=generator)
+    where = torch.multinomial(torch.tensor(prior).expand(size, n), 1, generator=generator)[:, 0]
+    rows = torch.arange(size)
+    query = keys[rows, where] + noise * torch.randn(size, key_size, generator=generator)
+    return query, keys, F.one_hot(labels, n).float(), labels[rows, where]
+
+
+class FixedWeights(nn.Module):
+    """Weights learned per position, the same for every input: ``a = softmax(logits)``."""
+
+    def __init__(self, num_positions: int = len(PRIOR)) -> None:
+        super().__init__()
+        check_int("num_positions", num_positions)
+        self.logits = nn.Parameter(torch.zeros(num_positions))
+
+    def forward(self, query: Tensor, keys: Tensor, values: Tensor) -> tuple[Tensor, Tensor]:
+        """``(output (b, d_v), weights (b, n))``; the query and keys are not used."""
+        weights = torch.softmax(self.logits, dim=-1).expand(values.shape[0], -1)
+        return (weights.unsqueeze(1) @ values).squeeze(1), weights
+
+
+class SimilarityWeights(nn.Module):
+    """Weights from similarity: ``a = softmax_i(q^T W k_i)`` (``hard``: the one-hot arg max)."""
+
+    def __init__(self, key_size: int = 8, hard: bool = False, seed: int = 1) -> None:
+        super().__init__()
+        check_int("key_size", key_size)
+        check_instance("hard", hard, bool)
+        check_int("seed", seed, minimum=0)
+        generator = torch.Generator().manual_seed(seed)
+        start = torch.randn(key_size, key_size, generator=generator) / key_size**0.5
+        self.W = nn.Parameter(start)
+        self.hard = hard
+
+    def forward(self, query: Tensor, keys: Tensor, values: Tensor) -> tuple[Tensor, Tensor]:
+        """``(output (b, d_v), weights (b, n))`` for a query ``(b, d)`` and keys ``(b, n, d)``."""
+        scores = ((query @ self.W).unsqueeze(1) @ keys.mT).squeeze(1)  # (b, n)
+        if self.hard:  # a comparison has no gradient: nothing flows back to W, q or k
+            weights = (scores == scores.max(dim=-1, keepdim=True).values).float()
+        else:
+            weights = torch.softmax(scores, dim=-1)
+        return (weights.unsqueeze(1) @ values).squeeze(1), weights
+
+
+def accuracy(model: nn.Module, data: tuple[Tensor, ...]) -> float:
+    """The fraction of ``data``'s examples whose most weighted label is the wanted one."""
+    query, keys, values, targets = data
+    with torch.no_grad():
+        output, _ = model(query, keys, values)
+    return (output.argmax(dim=-1) == targets).float().mean().item()
+
+
+def fit(
+    model: nn.Module,
+    train: tuple[Tensor, ...],
+    test: tuple[Tensor, ...],
+    lr: float,
+    steps: int = 150,
+    every: int = 10,
+) -> dict[str, list[float] | float]:
+    """Full-batch Adam at ``lr`` on the negative log of the wanted label's share of the output;
+    returns the test accuracy every ``every`` steps (``curve``), the final training ``loss``,
+    ``train_accuracy`` and ``test_accuracy``."""
+    check_instance("model", model, nn.Module)
+    check_number("lr", lr, positive=True)
+    check_int("steps", steps)
+    check_int("every", every)
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    query, keys, values, targets = train
+    curve = [accuracy(model, test)]
+    for step in range(1, steps + 1):
+        output, _ = model(query, keys, values)
+        loss = F.nll_loss(output.clamp_min(1e-6).log(), targets)
+        optimizer.zero_grad()
+        if loss.requires_grad:  # the hard look-up's loss has no gradient at all
+            loss.backward()
+        optimizer.step()
+        if step % every == 0:
+            curve.append(accuracy(model, test))
+    return {
+        "curve": curve,
+        "loss": loss.item(),
+        "train_accuracy": accuracy(model, train),
+        "test_accuracy": accuracy(model, test),
+    }
