@@ -78,6 +78,18 @@ WRONG = {
     "mlm_mask": """def {f}(input_ids, special_mask, mask_id, vocab_size):  # labels everywhere
     chosen = (torch.rand(input_ids.shape) < 0.15) & ~special_mask
     return input_ids.masked_fill(chosen, mask_id), input_ids.clone()""",
+    "task_heads": """class WrongHead(torch.nn.Module):  # one module for all three, no masking
+    def __init__(self, encoder, size=2):
+        super().__init__()
+        self.encoder = encoder
+        self.linear = torch.nn.Linear(encoder.config.hidden_size, size)
+
+    def forward(self, input_ids, token_type_ids=None, attention_mask=None):
+        hidden = self.encoder(input_ids, token_type_ids, attention_mask)[0]
+        return self.linear(hidden.mean(1))
+
+
+{f} = (WrongHead, WrongHead, WrongHead)""",
     "pretraining_loss": """from attention_to_bert import pretraining
 
 

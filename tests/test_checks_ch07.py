@@ -95,3 +95,106 @@ def test_catches_typical_wrong_answers(capsys):
         assert not checks.mlm_mask(wrong), wrong.__name__
         output = capsys.readouterr().out
         assert message in output, (wrong.__name__, output)
+
+
+# Exercise 7.5: the task heads, written here independently of the chapter's solution
+class Classifier(torch.nn.Module):
+    def __init__(self, encoder, num_labels):
+        super().__init__()
+        self.encoder, self.linear = encoder, torch.nn.Linear(encoder.config.hidden_size, num_labels)
+
+    def forward(self, input_ids, token_type_ids=None, attention_mask=None):
+        return self.linear(self.encoder(input_ids, token_type_ids, attention_mask)[0][:, 0])
+
+
+class Tagger(torch.nn.Module):
+    def __init__(self, encoder, num_tags):
+        super().__init__()
+        self.encoder, self.linear = encoder, torch.nn.Linear(encoder.config.hidden_size, num_tags)
+
+    def forward(self, input_ids, token_type_ids=None, attention_mask=None):
+        return self.linear(self.encoder(input_ids, token_type_ids, attention_mask)[0])
+
+
+class Span(torch.nn.Module):
+    def __init__(self, encoder):
+        super().__init__()
+        self.encoder, self.linear = encoder, torch.nn.Linear(encoder.config.hidden_size, 2)
+
+    def allowed(self, token_type_ids, attention_mask):
+        """The passage: segment B, real tokens, without the last real token (the final [SEP])."""
+        positions = torch.arange(attention_mask.shape[1])
+        last = positions == attention_mask.sum(1, keepdim=True) - 1
+        return (token_type_ids == 1) & (attention_mask == 1) & ~last
+
+    def forward(self, input_ids, token_type_ids, attention_mask):
+        scores = self.linear(self.encoder(input_ids, token_type_ids, attention_mask)[0])
+        outside = ~self.allowed(token_type_ids, attention_mask)
+        return tuple(scores[..., k].masked_fill(outside, -1e4) for k in range(2))
+
+
+class PooledClassifier(Classifier):  # reads the pooler, tanh(W h + b): not a linear layer of h
+    def forward(self, input_ids, token_type_ids=None, attention_mask=None):
+        return self.linear(self.encoder(input_ids, token_type_ids, attention_mask).pooler_output)
+
+
+class MeanClassifier(Classifier):  # reads the mean of all vectors, not [CLS]
+    def forward(self, input_ids, token_type_ids=None, attention_mask=None):
+        return self.linear(self.encoder(input_ids, token_type_ids, attention_mask)[0].mean(1))
+
+
+class PositionTagger(Tagger):  # adds a score that depends on the position
+    def forward(self, input_ids, token_type_ids=None, attention_mask=None):
+        scores = super().forward(input_ids, token_type_ids, attention_mask)
+        return scores + torch.arange(scores.shape[1])[:, None]
+
+
+class SpanKeepsSep(Span):  # segment B and real tokens, but the final [SEP] stays allowed
+    def allowed(self, token_type_ids, attention_mask):
+        return (token_type_ids == 1) & (attention_mask == 1)
+
+
+class SpanMinusInf(Span):  # -inf instead of the asked -1e4
+    def forward(self, input_ids, token_type_ids, attention_mask):
+        start, end = super().forward(input_ids, token_type_ids, attention_mask)
+        return start.masked_fill(start == -1e4, -torch.inf), end.masked_fill(
+            end == -1e4, -torch.inf
+        )
+
+
+def test_task_heads_accepts_right_heads(capsys):
+    assert checks.task_heads((Classifier, Tagger, Span))
+    assert "passes all" in capsys.readouterr().out
+
+
+def test_task_heads_accepts_right_heads_on_hidden_sizes():
+    from attention_to_bert.checks.checker import set_hidden_seed
+
+    for seed in (1, 2):
+        previous = set_hidden_seed(seed)
+        try:
+            assert checks.task_heads((Classifier, Tagger, Span))
+        finally:
+            set_hidden_seed(previous)
+
+
+def test_task_heads_catches_typical_mistakes(capsys):
+    wrong = {
+        (PooledClassifier, Tagger, Span): "not a linear layer of the [CLS] vector",
+        (MeanClassifier, Tagger, Span): "other than [CLS]",
+        (Classifier, PositionTagger, Span): "apply one linear layer to every vector",
+        (Classifier, Tagger, SpanKeepsSep): "exactly -1e4 outside the passage",
+        (Classifier, Tagger, SpanMinusInf): "exactly -1e4 outside the passage",
+        (Classifier, Tagger): "three classes",
+    }
+    for heads, message in wrong.items():
+        assert not checks.task_heads(heads)
+        assert message in capsys.readouterr().out, heads
+
+
+def test_task_heads_reports_a_stub_without_crashing(capsys):
+    class Stub(torch.nn.Module):  # the student edition's body: `...`
+        pass
+
+    assert not checks.task_heads((Stub, Stub, Stub))
+    assert "problem" in capsys.readouterr().out

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from torch import nn
 
 from attention_to_bert.checks.checker import Checker, vary
 
@@ -82,3 +83,137 @@ def mlm_mask(candidate: Callable[..., Any]) -> bool:
         "two calls chose the same positions: draw fresh random numbers on every call",
     )
     return checker.report()
+
+
+def task_heads(heads: Any) -> bool:
+    """Check ``heads = (SequenceClassifier, TokenTagger, SpanExtractor)`` (or a function returning
+    them), Exercise 7.5's modules, on small ``BertModel`` encoders of other sizes: a linear layer on
+    the [CLS] vector, the same linear layer on every vector, and start/end scores of exactly -1e4
+    outside the passage."""
+    from attention_to_bert.bert import BertConfig, BertModel
+    from attention_to_bert.outputs import BertModelOutput
+
+    checker = Checker("task_heads")
+    if not isinstance(heads, tuple | list) and callable(heads):  # a function that returns them
+        heads = checker.call(heads, case="called with no arguments")
+        if heads is None:
+            return checker.report()
+    if not (isinstance(heads, tuple | list) and len(heads) == 3 and all(map(callable, heads))):
+        checker.expect(
+            False, "expected (SequenceClassifier, TokenTagger, SpanExtractor), three classes"
+        )
+        return checker.report()
+    classifier_class, tagger_class, span_class = heads
+    width, labels, tags = (2 * size for size in vary(8, 3, 2))
+    config = BertConfig(
+        vocab_size=40,
+        hidden_size=width,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=2 * width,
+        max_position_embeddings=32,
+    )
+    torch.manual_seed(0)
+    encoder = BertModel(config).eval()
+    # three rows: question (segment 0), passage (segment 1, ending in [SEP]), then padding
+    (length,) = vary(11, spread=4)
+    lengths, questions = [length, length - 3, length - 5], [3, 4, 2]
+    ids = torch.randint(5, 40, (3, length))
+    segments = torch.zeros(3, length, dtype=torch.long)
+    mask = torch.zeros(3, length, dtype=torch.long)
+    for row, (size, question) in enumerate(zip(lengths, questions, strict=True)):
+        segments[row, question:size], mask[row, :size] = 1, 1
+    ids = ids * mask
+    passage = segments.bool() & mask.bool()
+    passage[torch.arange(3), torch.tensor(lengths) - 1] = False  # the final [SEP]
+    case = f"an encoder {width} wide, 3 rows of up to {length} tokens"
+
+    class FixedEncoder(BertModel):
+        """The encoder's interface, returning hidden states the checker chose."""
+
+        def forward(self, input_ids, token_type_ids=None, attention_mask=None, *args, **kwargs):
+            return BertModelOutput(self.fixed, [], torch.tanh(self.fixed[:, 0]))
+
+    fixed = FixedEncoder(config).eval()
+    hidden = torch.randn(3, length, width)
+    other = hidden.clone()
+    other[:, 1:] = torch.randn(3, length - 1, width)  # all but [CLS] changed
+
+    def run(module_class, encoder_in, *args, inputs=None):
+        module = checker.call(
+            module_class, encoder_in, *args, case=f"{module_class.__name__}: {case}"
+        )
+        if module is None:
+            return None
+        if not isinstance(module, nn.Module):
+            checker.expect(False, f"{module_class.__name__} must be an nn.Module")
+            return None
+        module.eval()
+        with torch.no_grad():
+            return checker.call(
+                module, ids, segments, mask, case=f"{module_class.__name__} forward"
+            )
+
+    # SequenceClassifier: (batch, labels), reads the [CLS] vector only, linearly
+    scores = run(classifier_class, encoder, labels)
+    shape = tuple(getattr(scores, "shape", ()))
+    if checker.expect(
+        shape == (3, labels), f"SequenceClassifier: expected (3, {labels}) scores, got {shape}"
+    ):
+        module = classifier_class(fixed, labels).eval()
+        outputs = []
+        for states in (hidden, other, 2 * hidden, torch.zeros_like(hidden)):
+            fixed.fixed = states
+            with torch.no_grad():
+                outputs.append(module(ids, segments, mask))
+        checker.expect(
+            torch.allclose(outputs[0], outputs[1], atol=1e-5),
+            "SequenceClassifier: the scores change when vectors other than [CLS] change: read hidden[:, 0]",
+        )
+        checker.expect(
+            torch.allclose(outputs[2] - outputs[3], 2 * (outputs[0] - outputs[3]), atol=1e-4)
+            and not torch.allclose(outputs[0], outputs[3], atol=1e-6),
+            "SequenceClassifier: the scores are not a linear layer of the [CLS] vector (no tanh or pooler)",
+        )
+    # TokenTagger: (batch, sequence, tags), the same linear layer at every position
+    scores = run(tagger_class, encoder, tags)
+    shape = tuple(getattr(scores, "shape", ()))
+    if checker.expect(
+        shape == (3, length, tags),
+        f"TokenTagger: expected (3, {length}, {tags}) scores, got {shape}",
+    ):
+        module = tagger_class(fixed, tags).eval()
+        same = hidden.clone()
+        same[:, :] = hidden[0, 0]  # one vector everywhere
+        fixed.fixed = same
+        with torch.no_grad():
+            everywhere = module(ids, segments, mask)
+        checker.expect(
+            torch.allclose(everywhere, everywhere[:1, :1].expand_as(everywhere), atol=1e-5),
+            "TokenTagger: equal vectors got different scores: apply one linear layer to every vector",
+        )
+    _check_span(checker, run(span_class, encoder), passage, length)
+    return checker.report()
+
+
+def _check_span(checker: Checker, pair: Any, passage: torch.Tensor, length: int) -> None:
+    """SpanExtractor's output: ``(start, end)``, each ``(batch, sequence)``, exactly -1e4 outside
+    the passage and the head's own scores inside it."""
+    if pair is None:
+        return
+    ok = isinstance(pair, tuple | list) and len(pair) == 2
+    shapes = [tuple(getattr(part, "shape", ())) for part in pair] if ok else []
+    if checker.expect(
+        ok and shapes == [(3, length)] * 2,
+        f"SpanExtractor: expected (start, end), each (3, {length}), got {shapes or type(pair).__name__}",
+    ):
+        for name, part in zip(("start", "end"), pair, strict=True):
+            checker.expect(
+                bool((part[~passage] == -1e4).all()),
+                f"SpanExtractor: {name} scores must be exactly -1e4 outside the passage (segment A, "
+                "padding and the passage's final [SEP])",
+            )
+            checker.expect(
+                bool((part[passage] > -1e3).all()) and part[passage].std() > 0,
+                f"SpanExtractor: {name} scores inside the passage must be the head's own scores",
+            )
