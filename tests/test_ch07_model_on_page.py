@@ -1,6 +1,6 @@
 """Chapter 7 builds BERT on the page: its visible cells marked ``# attention_to_bert/bert.py: Name``
 define the same code as the package module (as nbdev's exported cells do). The module is the source:
-``python scripts/sync_model_cells.py book/07_bert.ipynb`` rewrites the cells from it. Compared: the
+``python scripts/notebooks/sync_model_cells.py book/07_bert.ipynb`` rewrites the cells from it. Compared: the
 syntax tree of each named class, with docstrings compared word by word (the cells re-wrap them to
 76 columns) and comments ignored (they are not in the tree)."""
 
@@ -11,7 +11,7 @@ import nbformat
 import pytest
 from helpers import ROOT
 
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "scripts" / "notebooks"))
 from sync_model_cells import definitions, marked_cells  # noqa: E402
 
 CHAPTER = ROOT / "book" / "07_bert.ipynb"
@@ -53,7 +53,7 @@ def test_cell_and_module_define_the_same_code(name):
     in_cell = definitions(cell.source)
     assert name in in_cell, f"the cell marked as {module}: {name} does not define it"
     assert normalised(in_cell[name]) == normalised(in_module[name]), (
-        f"{name}: the cell differs from {module}; run python scripts/sync_model_cells.py"
+        f"{name}: the cell differs from {module}; run python scripts/notebooks/sync_model_cells.py"
     )
 
 

@@ -10,8 +10,8 @@ in the order named, re-wrapped to the notebooks' 76 columns (docstrings and comm
 ``ruff format``). ``tests/test_ch07_model_on_page.py`` checks that each cell and its module define the
 same code (the same syntax tree, docstrings compared word by word). Run it after changing a module:
 
-    python scripts/sync_model_cells.py book/07_bert.ipynb          # rewrite the cells
-    python scripts/sync_model_cells.py --check book/07_bert.ipynb  # exit 1 if a cell is out of date
+    python scripts/notebooks/sync_model_cells.py book/07_bert.ipynb          # rewrite the cells
+    python scripts/notebooks/sync_model_cells.py --check book/07_bert.ipynb  # exit 1 if a cell is out of date
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import nbformat
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "book"
 WIDTH = 76
 MARKER = re.compile(r"^# (?P<module>attention_to_bert/[\w/]+\.py): (?P<names>\w+(?:, \w+)*)\s*$")
