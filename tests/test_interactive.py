@@ -60,12 +60,12 @@ def test_scaling_draw_reproduces_javascript_mulberry32():
 def test_scaling_spread_grows_like_sqrt_dk_unless_divided():
     # the spread of the scores over the keys: about sqrt(d_k) unscaled, about 1 divided
     for size in (16, 64, 256, 512):
-        unscaled = interactive.scaling_spread(10, 1, size, scaled=False)
-        scaled = interactive.scaling_spread(10, 1, size, scaled=True)
+        unscaled = plotting.scaling_spread(10, 1, size, scaled=False)
+        scaled = plotting.scaling_spread(10, 1, size, scaled=True)
         assert scaled == pytest.approx(unscaled / size**0.5, rel=1e-12)
         assert 0.4 < scaled < 2.0, (size, scaled)
     with pytest.raises(ValueError, match="size"):
-        interactive.scaling_spread(10, 1, 600, scaled=True)
+        plotting.scaling_spread(10, 1, 600, scaled=True)
 
 
 @pytest.mark.parametrize(
@@ -213,7 +213,7 @@ def test_the_dk_slider_saturates_the_softmax_when_not_scaled(open_figure):
         torch.testing.assert_close(panel_weights(panel), weights, atol=1e-6, rtol=0)
         assert read("data-largest" + suffix) == pytest.approx(expected_largest, abs=1e-6)
         assert read("data-gradient" + suffix) == pytest.approx(gradient, abs=1e-6)
-        spread = interactive.scaling_spread(10, 1, 64, scaled)
+        spread = plotting.scaling_spread(10, 1, 64, scaled)
         assert read("data-spread" + suffix) == pytest.approx(spread, abs=1e-6)
     set_size(1)
     small = read("data-largest-unscaled")
@@ -226,7 +226,9 @@ def test_the_dk_slider_saturates_the_softmax_when_not_scaled(open_figure):
     assert 0.5 * 512**0.5 < read("data-spread-unscaled") < 2 * 512**0.5
     assert 0.5 < read("data-spread") < 2
     page.click("button.atb-redraw")
-    assert read("data-largest") != pytest.approx(interactive.scaling_statistics(10, 1, 512, True)[1])
+    assert read("data-largest") != pytest.approx(
+        interactive.scaling_statistics(10, 1, 512, True)[1]
+    )
     assert errors == [] and refused == []
 
 

@@ -5,9 +5,8 @@ read from the package, and a static picture of the first state for where JavaScr
 * the query figure: keys and values as points in 2-D and a query the reader drags (mouse, touch or
   arrow keys); the weights are drawn as bars and the output as a point. ``query_weights`` computes
   the same weights with the package's ``attention``, to check the figure against the code.
-* the scaling figure: one query against ten random keys, a slider for d_k (1 to 512), the scores
-  divided by sqrt(d_k) and not divided side by side: unscaled, the spread of the scores grows like
-  sqrt(d_k) and the softmax saturates as it is moved (``scaling_statistics``, ``scaling_spread``)."""
+* the scaling figure: one query against ten random keys, divided by sqrt(d_k) and not, side by side,
+  and a slider for d_k (1 to 512): unscaled, the softmax saturates (``scaling_statistics``)."""
 
 from __future__ import annotations
 
@@ -93,13 +92,6 @@ def scaling_statistics(
     weights = torch.softmax(scores, dim=-1)
     (weights * upstream).sum().backward()
     return weights.detach(), weights.max().item(), scores.grad.norm().item()
-
-
-def scaling_spread(num_keys: int, seed: int, size: int, scaled: bool) -> float:
-    """The standard deviation of the scores over the keys that the scaling figure prints."""
-    query, keys, _ = scaling_draw(num_keys, seed, size)
-    scores = keys @ query / (math.sqrt(size) if scaled else 1.0)
-    return scores.std(unbiased=False).item()
 
 
 def _imul(a: int, b: int) -> int:

@@ -10,6 +10,7 @@ import hashlib
 import html
 import io
 import json
+import math
 from collections.abc import Sequence
 from importlib import resources
 from typing import Any
@@ -24,7 +25,7 @@ from attention_to_bert.interactive import (
     SCALING_SIZES,
     _points,
     query_weights,
-    scaling_spread,
+    scaling_draw,
     scaling_statistics,
 )
 from attention_to_bert.validate import (
@@ -285,6 +286,13 @@ def scaling_figure_html(num_keys: int = 10, seed: int = 1, start_size: int = 64)
         "start_index": SCALING_SIZES.index(start_size),
     }
     return _figure_html("scaling", config, _scaling_picture(statistics, start_size))
+
+
+def scaling_spread(num_keys: int, seed: int, size: int, scaled: bool) -> float:
+    """The spread the scaling figure prints: the standard deviation of the scores over the keys."""
+    query, keys, _ = scaling_draw(num_keys, seed, size)
+    scores = keys @ query / (math.sqrt(size) if scaled else 1.0)
+    return scores.std(unbiased=False).item()
 
 
 def show_query_figure(*args, **kwargs) -> None:
