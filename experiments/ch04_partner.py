@@ -10,8 +10,8 @@ Models (letter + digit embeddings of width 32 in every model):
   self-attention layer, a linear read-out): any token reaches any other in one step.
 - ``mlp``: the chapter's ``WholeSequenceMLP`` (all 16 tokens side by side, one hidden layer of 256):
   also one step from any token to any other, but no comparison shared between positions.
-- ``bigru``: chapter 3's encoder, a bidirectional GRU (64 units a direction), and a linear read-out
-  per token: a signal travels up to 15 steps.
+- ``bigru``: a bidirectional GRU like chapter 3's encoder (64 units a direction; chapter 3's had
+  32), and a linear read-out per token: a signal travels up to 15 steps.
 - ``cnn``: four convolutions of width 3 (64 channels, ReLU, residual), dilations 1, 2, 4, 8, so that
   every token sees all 16; a signal crosses the sequence in up to 4 layers.
 

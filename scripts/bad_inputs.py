@@ -912,6 +912,7 @@ bad("scaling_draw(num_keys=-1)", "num_keys")(lambda: interactive.scaling_draw(-1
 bad("scaling_statistics(size=600)", "size")(
     lambda: interactive.scaling_statistics(10, 0, 600, True)
 )
+bad("scaling_spread(seed=-1)", "seed")(lambda: plotting.scaling_spread(10, -1, 64, True))
 
 
 @valid("query_weights: the nearer key weighs more, rows sum to 1")

@@ -154,6 +154,14 @@ class {f}(nn.Module):  # the padding is not masked
     turned[..., 0::2] = even * angle.cos() - odd * angle.sin()
     turned[..., 1::2] = even * angle.sin() + odd * angle.cos()
     return turned""",
+    "rope_half": """def {f}(x, positions):  # the chapter's interleaved pairs, not j and j + d/2
+    d = x.shape[-1]
+    angle = positions[:, None] * 10000 ** (-torch.arange(0, d, 2) / d)
+    even, odd = x[..., 0::2], x[..., 1::2]
+    turned = torch.empty_like(x)
+    turned[..., 0::2] = even * angle.cos() - odd * angle.sin()
+    turned[..., 1::2] = even * angle.sin() + odd * angle.cos()
+    return turned""",
 }
 
 PACKAGE = {

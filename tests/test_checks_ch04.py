@@ -406,3 +406,112 @@ def test_rope_checker_names_the_mistake(candidate, message, capsys):
     assert checks.rope(candidate) is False
     output = capsys.readouterr().out
     assert "✘ rope" in output and message in output
+
+
+# --- RoPE in LLaMA's half-split form (exercise 4.3) ---
+
+
+def right_half_rotate(x, positions):
+    # Hugging Face's LLaMA: x * cos + rotate_half(x) * sin, each angle used twice
+    d = x.shape[-1]
+    inverse_frequency = 1.0 / 10000 ** (torch.arange(0, d, 2).float() / d)
+    angle = positions.float()[:, None] * inverse_frequency
+    cos, sin = torch.cat([angle, angle], -1).cos(), torch.cat([angle, angle], -1).sin()
+    first, second = x[..., : d // 2], x[..., d // 2 :]
+    return x * cos + torch.cat([-second, first], dim=-1) * sin
+
+
+def right_half_loops(x, positions):
+    d = x.shape[-1]
+    out = x.clone()
+    for row, p in enumerate(positions.tolist()):
+        for j in range(d // 2):
+            angle = p * 10000 ** (-2 * j / d)
+            a, b = x[..., row, j], x[..., row, j + d // 2]
+            out[..., row, j] = a * math.cos(angle) - b * math.sin(angle)
+            out[..., row, j + d // 2] = a * math.sin(angle) + b * math.cos(angle)
+    return out
+
+
+def half_interleaved(x, positions):  # the chapter's pairs (2j, 2j + 1)
+    return right_rope(x, positions)
+
+
+def half_wrong_way(x, positions):
+    return right_half_rotate(x, -positions)
+
+
+def half_repeat_interleave(x, positions):
+    d = x.shape[-1]
+    angle = positions.float()[:, None] * 10000 ** (-torch.arange(0, d, 2).float() / d)
+    angle = angle.repeat_interleave(2, dim=-1)
+    first, second = x[..., : d // 2], x[..., d // 2 :]
+    return x * angle.cos() + torch.cat([-second, first], dim=-1) * angle.sin()
+
+
+def half_exponent_j(x, positions):
+    d = x.shape[-1]
+    angle = positions.float()[:, None] * 10000 ** (-torch.arange(d // 2).float() / d)
+    angle = torch.cat([angle, angle], -1)
+    first, second = x[..., : d // 2], x[..., d // 2 :]
+    return x * angle.cos() + torch.cat([-second, first], dim=-1) * angle.sin()
+
+
+def half_positions_ignored(x, positions):  # every vector turned as if at position 0..n-1
+    return right_half_rotate(x, torch.arange(x.shape[-2]))
+
+
+@pytest.mark.parametrize("candidate", [right_half_rotate, right_half_loops])
+def test_rope_half_checker_accepts_right_answers(candidate, capsys):
+    assert checks.rope_half(candidate) is True
+    assert "✔ rope_half: passes all 2 test cases." in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("candidate", "message"),
+    [
+        (half_interleaved, "pairs (2j, 2j + 1): that is the chapter's rope"),
+        (half_wrong_way, "turned the wrong way"),
+        (half_repeat_interleave, "must share one angle"),
+        (half_exponent_j, "the exponent uses 2j, not j"),
+        (half_positions_ignored, "values differ"),
+    ],
+)
+def test_rope_half_checker_names_the_mistake(candidate, message, capsys):
+    assert checks.rope_half(candidate) is False
+    output = capsys.readouterr().out
+    assert "✘ rope_half" in output
+    assert message in output
+
+
+def test_rope_half_hidden_test_draws_other_sizes(capsys):
+    from attention_to_bert.checks.grading import fresh_inputs
+
+    def fitted_to_visible_sizes(x, positions):
+        if tuple(x.shape) not in {(5, 8), (2, 3, 12)}:
+            return torch.zeros_like(x)
+        return right_half_rotate(x, positions)
+
+    with fresh_inputs(321):
+        assert checks.rope_half(right_half_rotate) is True
+        assert checks.rope_half(fitted_to_visible_sizes) is False
+    output = capsys.readouterr().out
+    assert "(5, 8)" not in output
+
+
+def test_half_split_rope_is_the_interleaved_one_up_to_a_permutation():
+    # The claim of exercise 4.3(a), independently of any checker: with the dimensions reordered
+    # (the even ones first, then the odd ones), LLaMA's form is the chapter's form, and the
+    # scores q . k do not change.
+    generator = torch.Generator().manual_seed(0)
+    q, k = torch.randn(2, 7, 10, generator=generator)
+    positions = torch.arange(7)
+    order = torch.cat([torch.arange(0, 10, 2), torch.arange(1, 10, 2)])
+    torch.testing.assert_close(
+        right_half_rotate(q[..., order], positions), right_rope(q, positions)[..., order]
+    )
+    scores_half = (
+        right_half_rotate(q[..., order], positions) @ right_half_rotate(k[..., order], positions).mT
+    )
+    scores_interleaved = right_rope(q, positions) @ right_rope(k, positions).mT
+    torch.testing.assert_close(scores_half, scores_interleaved, atol=1e-5, rtol=0)

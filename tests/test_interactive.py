@@ -84,6 +84,17 @@ def test_scaling_draw_reproduces_javascript_mulberry32():
     assert unscaled > 0.9 > scaled
 
 
+def test_scaling_spread_grows_like_sqrt_dk_unless_divided():
+    # the spread of the scores over the keys: about sqrt(d_k) unscaled, about 1 divided
+    for size in (16, 64, 256, 512):
+        unscaled = plotting.scaling_spread(10, 1, size, scaled=False)
+        scaled = plotting.scaling_spread(10, 1, size, scaled=True)
+        assert scaled == pytest.approx(unscaled / size**0.5, rel=1e-12)
+        assert 0.4 < scaled < 2.0, (size, scaled)
+    with pytest.raises(ValueError, match="size"):
+        plotting.scaling_spread(10, 1, 600, scaled=True)
+
+
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
@@ -209,30 +220,42 @@ def test_dragging_the_query_moves_the_weights_as_attention_computes(open_figure)
 def test_the_dk_slider_saturates_the_softmax_when_not_scaled(open_figure):
     page, errors, refused = open_figure(plotting.scaling_figure_html(num_keys=10, seed=1))
 
-    def largest() -> float:
-        return float(page.get_attribute("div.atb-figure", "data-largest"))
+    def read(name: str) -> float:
+        return float(page.get_attribute("div.atb-figure", name))
 
     def set_size(size: int) -> None:
         page.fill("input.atb-dk", str(interactive.SCALING_SIZES.index(size)))
         page.dispatch_event("input.atb-dk", "input")
 
-    # the first state is the Python twin's (d_k = 64, scaled)
-    weights, expected_largest, _ = interactive.scaling_statistics(10, 1, 64, scaled=True)
-    torch.testing.assert_close(
-        torch.tensor(drawn_weights(page), dtype=torch.float64), weights, atol=1e-6, rtol=0
-    )
-    assert largest() == pytest.approx(expected_largest, abs=1e-6)
-    page.uncheck("input.atb-scaled")
+    def panel_weights(panel: str) -> torch.Tensor:
+        bars = page.eval_on_selector_all(
+            f'rect.atb-bar[data-panel="{panel}"]',
+            "bars => bars.map(b => parseFloat(b.getAttribute('data-weight')))",
+        )
+        return torch.tensor(bars, dtype=torch.float64)
+
+    # the first state is the Python twin's (d_k = 64), both panels side by side
+    for scaled, panel, suffix in ((True, "scaled", ""), (False, "unscaled", "-unscaled")):
+        weights, expected_largest, gradient = interactive.scaling_statistics(10, 1, 64, scaled)
+        torch.testing.assert_close(panel_weights(panel), weights, atol=1e-6, rtol=0)
+        assert read("data-largest" + suffix) == pytest.approx(expected_largest, abs=1e-6)
+        assert read("data-gradient" + suffix) == pytest.approx(gradient, abs=1e-6)
+        spread = plotting.scaling_spread(10, 1, 64, scaled)
+        assert read("data-spread" + suffix) == pytest.approx(spread, abs=1e-6)
     set_size(1)
-    small = largest()
+    small = read("data-largest-unscaled")
     set_size(512)
-    big = largest()
+    big = read("data-largest-unscaled")
     assert big > small and big > 0.9, (small, big)
     assert big == pytest.approx(interactive.scaling_statistics(10, 1, 512, False)[1], abs=1e-6)
-    page.check("input.atb-scaled")
-    assert largest() < 0.5
+    assert read("data-largest") < 0.5  # the divided panel stays spread out
+    # the spread of the unscaled scores is about sqrt(d_k); divided, about 1
+    assert 0.5 * 512**0.5 < read("data-spread-unscaled") < 2 * 512**0.5
+    assert 0.5 < read("data-spread") < 2
     page.click("button.atb-redraw")
-    assert largest() != pytest.approx(interactive.scaling_statistics(10, 1, 512, True)[1])
+    assert read("data-largest") != pytest.approx(
+        interactive.scaling_statistics(10, 1, 512, True)[1]
+    )
     assert errors == [] and refused == []
 
 

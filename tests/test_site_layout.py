@@ -126,7 +126,6 @@ def test_the_figures_to_move_draw_on_the_site_offline(open_page, chapter, kind):
         page.keyboard.press("ArrowLeft")
         assert figure.get_attribute("data-query") != before
     else:
-        figure.locator("input.atb-scaled").uncheck()
-        assert float(figure.get_attribute("data-largest")) > 0.5
+        assert float(figure.get_attribute("data-largest-unscaled")) > 0.5
     assert errors == []
     page.close()

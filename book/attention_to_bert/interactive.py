@@ -5,8 +5,8 @@ read from the package, and a static picture of the first state for where JavaScr
 * the query figure: keys and values as points in 2-D and a query the reader drags (mouse, touch or
   arrow keys); the weights are drawn as bars and the output as a point. ``query_weights`` computes
   the same weights with the package's ``attention``, to check the figure against the code.
-* the scaling figure: one query against ten random keys, a slider for d_k (1 to 512) and a toggle
-  for dividing by sqrt(d_k): the softmax saturates as it is moved (``scaling_statistics``)."""
+* the scaling figure: one query against ten random keys, divided by sqrt(d_k) and not, side by side,
+  and a slider for d_k (1 to 512): unscaled, the softmax saturates (``scaling_statistics``)."""
 
 from __future__ import annotations
 

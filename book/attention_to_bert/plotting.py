@@ -10,6 +10,7 @@ import hashlib
 import html
 import io
 import json
+import math
 from collections.abc import Sequence
 from importlib import resources
 from typing import Any
@@ -20,7 +21,13 @@ import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from attention_to_bert.interactive import SCALING_SIZES, _points, query_weights, scaling_statistics
+from attention_to_bert.interactive import (
+    SCALING_SIZES,
+    _points,
+    query_weights,
+    scaling_draw,
+    scaling_statistics,
+)
 from attention_to_bert.validate import (
     check_choice,
     check_instance,
@@ -269,7 +276,13 @@ def scaling_figure_html(num_keys: int = 10, seed: int = 1, start_size: int = 64)
     check_int("num_keys", num_keys, minimum=2)
     check_int("seed", seed, minimum=0)
     check_choice("start_size", start_size, SCALING_SIZES)
-    statistics = [scaling_statistics(num_keys, seed, start_size, s) for s in (True, False)]
+    statistics = [
+        (
+            *scaling_statistics(num_keys, seed, start_size, s),
+            scaling_spread(num_keys, seed, start_size, s),
+        )
+        for s in (True, False)
+    ]
     config = {
         "title": "Slide d_k: unscaled dot products saturate the softmax",
         "sizes": list(SCALING_SIZES),
@@ -278,6 +291,13 @@ def scaling_figure_html(num_keys: int = 10, seed: int = 1, start_size: int = 64)
         "start_index": SCALING_SIZES.index(start_size),
     }
     return _figure_html("scaling", config, _scaling_picture(statistics, start_size))
+
+
+def scaling_spread(num_keys: int, seed: int, size: int, scaled: bool) -> float:
+    """The spread the scaling figure prints: the standard deviation of the scores over the keys."""
+    query, keys, _ = scaling_draw(num_keys, seed, size)
+    scores = keys @ query / (math.sqrt(size) if scaled else 1.0)
+    return scores.std(unbiased=False).item()
 
 
 def show_query_figure(*args, **kwargs) -> None:
@@ -359,10 +379,11 @@ def _query_picture(
 
 
 def _scaling_picture(statistics: list, size: int) -> str:
-    """``statistics``: ``interactive.scaling_statistics`` with and without dividing by sqrt(d_k)."""
+    """``statistics``: ``interactive.scaling_statistics`` and ``scaling_spread`` with and without
+    dividing by sqrt(d_k)."""
     num_keys = len(statistics[0][0])
     fig, axes = plt.subplots(1, 2, figsize=(7.5, 3.0), sharey=True, layout="constrained")
-    for axis, scaled, (weights, largest, gradient) in zip(
+    for axis, scaled, (weights, largest, gradient, spread) in zip(
         axes, (True, False), statistics, strict=True
     ):
         axis.barh(range(num_keys), weights.tolist(), color=FIGURE_COLOURS["weight"])
@@ -370,7 +391,7 @@ def _scaling_picture(statistics: list, size: int) -> str:
         axis.set_xlim(0, 1)
         axis.set_title(
             f"d_k = {size}, {'divided by √d_k' if scaled else 'not divided'}\n"
-            f"largest {largest:.3f}, gradient {gradient:.3f}",
+            f"spread {spread:.2f}, largest {largest:.3f}, gradient {gradient:.3f}",
             fontsize=9,
         )
         axis.set_xlabel("attention weight")

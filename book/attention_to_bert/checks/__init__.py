@@ -15,6 +15,7 @@ from attention_to_bert.checks.ch04 import (
     masked_self_attention,
     positional_encoding,
     rope,
+    rope_half,
     self_attention,
 )
 from attention_to_bert.checks.ch05 import (

@@ -223,3 +223,70 @@ def rope(candidate: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> boo
         ]
         checker.compare(actual, _rope_reference(x, positions), case, mistakes, atol=1e-4)
     return checker.report()
+
+
+def _rope_half_reference(
+    x: torch.Tensor, positions: torch.Tensor, sign: float = 1.0, mistake: str = ""
+) -> torch.Tensor:
+    """LLaMA's rotary embedding of ``x`` (..., n, d) at ``positions`` (n,), in float64: dimension j
+    and j + d/2 turned together by the angle p * 10000^(-2j/d). ``mistake`` makes a typical wrong
+    answer: "interleaved" (pairs 2j, 2j + 1), "repeat_interleave" (each angle repeated in place, so
+    j and j + d/2 turn by different angles), "exponent" (10000^(-j/d))."""
+    if mistake == "interleaved":
+        return _rope_reference(x, positions, sign=sign)
+    x = x.double()
+    d = x.shape[-1]
+    half = d // 2
+    j = torch.arange(0, half, dtype=torch.float64)
+    exponent = j / d if mistake == "exponent" else 2 * j / d
+    angle = sign * positions.double()[:, None] * 10000.0 ** (-exponent)  # (n, d/2)
+    if mistake == "repeat_interleave":
+        full = angle.repeat_interleave(2, dim=-1)  # (n, d): angle of j at 2j and 2j + 1
+    else:
+        full = torch.cat([angle, angle], dim=-1)  # the same angle at j and j + d/2
+    rotated_half = torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+    return x * full.cos() + rotated_half * full.sin()
+
+
+def rope_half(candidate: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> bool:
+    """Check ``candidate(x, positions)``, LLaMA's form of RoPE: dimensions j and j + d/2 of the
+    vector at position p turned together by the angle p * 10000^(-2j/d), j < d/2:
+    x_j' = x_j cos - x_{j+d/2} sin, x_{j+d/2}' = x_j sin + x_{j+d/2} cos."""
+    checker = Checker("rope_half")
+    generator = torch.Generator().manual_seed(7)
+    cases = [
+        ("one sequence of 5 vectors of size 8, positions 0..4", (5, 4), None),
+        ("a batch of 2 x 3 vectors of size 12, positions 3, 7, 10", (2, 3, 6), [3, 7, 10]),
+    ]
+    for case, sizes, given in cases:
+        *leading, half = vary(*sizes)  # other sizes in a hidden test
+        n = leading[-1]
+        if (*leading, half) == sizes:
+            positions = torch.tensor(given) if given else torch.arange(n)
+        else:  # a hidden test: other sizes, and positions out of order
+            positions = torch.randperm(3 * n, generator=generator)[:n]
+            case = f"x of shape {(*leading, 2 * half)}, positions {positions.tolist()}"
+        x = torch.randn(*leading, 2 * half, generator=generator)
+        actual = checker.call(candidate, x.clone(), positions.clone(), case=case)
+        mistakes = [
+            (
+                _rope_half_reference(x, positions, mistake="interleaved"),
+                "pairs (2j, 2j + 1): that is the chapter's rope; LLaMA pairs j with j + d/2",
+            ),
+            (
+                _rope_half_reference(x, positions, sign=-1.0),
+                "turned the wrong way: x_j' = x_j cos - x_{j+d/2} sin, "
+                "x_{j+d/2}' = x_j sin + x_{j+d/2} cos",
+            ),
+            (
+                _rope_half_reference(x, positions, mistake="repeat_interleave"),
+                "dimensions j and j + d/2 must share one angle: repeat the angles with torch.cat, "
+                "not repeat_interleave",
+            ),
+            (
+                _rope_half_reference(x, positions, mistake="exponent"),
+                "pair j turns at 10000^(-2j/d): the exponent uses 2j, not j",
+            ),
+        ]
+        checker.compare(actual, _rope_half_reference(x, positions), case, mistakes, atol=1e-4)
+    return checker.report()

@@ -40,6 +40,7 @@ SOLVED_BY: dict[str, tuple[str, ...]] = {
     "self_attention": ("attention.attention", "multihead.MultiHeadAttention"),
     "masked_self_attention": ("attention.attention", "multihead.MultiHeadAttention"),
     "rope": (),  # the package has no rotary encoding
+    "rope_half": (),  # nor LLaMA's half-split form
     "positional_encoding": ("positional.PositionalEncoding",),
     "split_heads": ("multihead.split_heads",),
     "causal_mask": ("masks.causal_mask",),

@@ -203,10 +203,12 @@
   }
 
   // ------------------------------------------------------------------------------------------
-  // "Slide √d_k": one query over ten random keys; the softmax saturates as d_k grows unscaled.
+  // "Slide √d_k": one query over ten random keys, the scores divided by √d_k (left) and not
+  // divided (right), side by side; unscaled, the spread of the scores grows like √d_k and the
+  // softmax saturates.
   function drawScaling(root, config) {
     var sizes = config.sizes, n = config.num_keys, maxSize = sizes[sizes.length - 1];
-    var state = {index: config.start_index, scaled: true, seed: config.seed};
+    var state = {index: config.start_index, seed: config.seed};
     var q, keys, upstream;
     function draw() {
       var normal = generator(state.seed);
@@ -224,53 +226,68 @@
     var slider = html("input", {type: "range", min: "0", max: String(sizes.length - 1), step: "1",
       value: String(state.index), "class": "atb-dk"}, sLabel);
     var sValue = html("output", {"class": "atb-dk-value"}, sLabel);
-    var cLabel = html("label", {}, controls);
-    var toggle = html("input", {type: "checkbox", "class": "atb-scaled"}, cLabel);
-    toggle.checked = true;
-    cLabel.appendChild(document.createTextNode(" divide by √d_k"));
     var button = html("button", {type: "button", "class": "atb-redraw"}, controls,
                       "new random q and k");
 
-    var rowHeight = 24, barWidth = 260;
+    var rowHeight = 24, barWidth = 200;
     var labels = [];
     for (var i = 0; i < n; i++) { labels.push("k" + (i + 1)); }
-    var svg = el("svg", {viewBox: "0 0 420 " + (n * rowHeight + 24), width: "100%",
-      role: "img", "aria-label": config.title, style: "max-width:420px;"}, root);
-    var update = barChart(svg, 6, 4, barWidth, rowHeight, labels);
-    var uniformX = 6 + 44 + barWidth / n;
-    el("line", {x1: uniformX, x2: uniformX, y1: 0, y2: n * rowHeight + 6, stroke: "#000000",
-                "stroke-dasharray": "3 3"}, svg);
-    el("text", {x: uniformX + 3, y: n * rowHeight + 20, "font-size": 12, fill: COLOURS.text}, svg)
-      .textContent = "uniform 1/" + n;
-    var readout = html("p", {"class": "atb-readout", "aria-live": "polite",
-                             style: "margin:0.2em 0;font-size:0.9em;"}, root);
+    var row = html("div", {style: "display:flex;flex-wrap:wrap;gap:0.5em 1.5em;"}, root);
+    var panels = [true, false].map(function (scaled) {
+      var name = scaled ? "scaled" : "unscaled";
+      var box = html("div", {"class": "atb-panel", style: "flex:1 1 300px;max-width:360px;"}, row);
+      html("p", {style: "margin:0.2em 0;font-weight:bold;"}, box,
+           scaled ? "q·k / √d_k (divided)" : "q·k (not divided)");
+      var svg = el("svg", {viewBox: "0 0 320 " + (n * rowHeight + 24), width: "100%", role: "img",
+        "aria-label": config.title + ": " + (scaled ? "divided by √d_k" : "not divided")}, box);
+      var update = barChart(svg, 6, 4, barWidth, rowHeight, labels);
+      svg.querySelectorAll("rect.atb-bar").forEach(function (bar) {
+        bar.setAttribute("data-panel", name);
+      });
+      var uniformX = 6 + 44 + barWidth / n;
+      el("line", {x1: uniformX, x2: uniformX, y1: 0, y2: n * rowHeight + 6, stroke: "#000000",
+                  "stroke-dasharray": "3 3"}, svg);
+      el("text", {x: uniformX + 3, y: n * rowHeight + 20, "font-size": 12, fill: COLOURS.text}, svg)
+        .textContent = "uniform 1/" + n;
+      var readout = html("p", {"class": "atb-readout", "aria-live": "polite",
+                               style: "margin:0.2em 0;font-size:0.9em;"}, box);
+      return {scaled: scaled, name: name, update: update, readout: readout};
+    });
 
     function redraw() {
       var size = sizes[state.index];
-      var divisor = state.scaled ? Math.sqrt(size) : 1;
-      var scores = keys.map(function (k) {
-        var dot = 0;
-        for (var d = 0; d < size; d++) { dot += q[d] * k[d]; }
-        return dot / divisor;
-      });
-      var weights = softmax(scores);
-      var mean = 0;
-      weights.forEach(function (w, j) { mean += w * upstream[j]; });
-      // gradient at the scores of sum_j w_j u_j: w_j (u_j - sum_i w_i u_i)
-      var gradient = Math.sqrt(weights.reduce(function (acc, w, j) {
-        var g = w * (upstream[j] - mean); return acc + g * g;
-      }, 0));
-      var largest = Math.max.apply(null, weights);
-      update(weights);
       sValue.textContent = " " + size;
       slider.setAttribute("aria-valuetext", "d_k = " + size);
-      root.parentNode.setAttribute("data-largest", String(largest));
-      root.parentNode.setAttribute("data-gradient", String(gradient));
-      readout.textContent = "d_k = " + size + (state.scaled ? ", divided by √d_k" : ", not divided") +
-        ": largest weight " + largest.toFixed(3) + ", gradient norm at the scores " + gradient.toFixed(3);
+      panels.forEach(function (panel) {
+        var divisor = panel.scaled ? Math.sqrt(size) : 1;
+        var scores = keys.map(function (k) {
+          var dot = 0;
+          for (var d = 0; d < size; d++) { dot += q[d] * k[d]; }
+          return dot / divisor;
+        });
+        var average = scores.reduce(function (a, b) { return a + b; }, 0) / n;
+        var spread = Math.sqrt(scores.reduce(function (acc, s) {
+          return acc + (s - average) * (s - average);
+        }, 0) / n);  // the standard deviation of the scores over the keys
+        var weights = softmax(scores);
+        var mean = 0;
+        weights.forEach(function (w, j) { mean += w * upstream[j]; });
+        // gradient at the scores of sum_j w_j u_j: w_j (u_j - sum_i w_i u_i)
+        var gradient = Math.sqrt(weights.reduce(function (acc, w, j) {
+          var g = w * (upstream[j] - mean); return acc + g * g;
+        }, 0));
+        var largest = Math.max.apply(null, weights);
+        panel.update(weights);
+        var suffix = panel.scaled ? "" : "-unscaled";
+        root.parentNode.setAttribute("data-largest" + suffix, String(largest));
+        root.parentNode.setAttribute("data-gradient" + suffix, String(gradient));
+        root.parentNode.setAttribute("data-spread" + suffix, String(spread));
+        panel.readout.textContent = "spread of the scores " + spread.toFixed(2) +
+          " · largest weight " + largest.toFixed(3) + " · gradient at the scores " +
+          gradient.toFixed(3);
+      });
     }
     slider.addEventListener("input", function () { state.index = parseInt(slider.value, 10); redraw(); });
-    toggle.addEventListener("change", function () { state.scaled = toggle.checked; redraw(); });
     button.addEventListener("click", function () { state.seed += 1; draw(); redraw(); });
     draw();
     redraw();
