@@ -14,7 +14,7 @@ from torch import Tensor, nn
 from attention_to_bert.masks import _broadcast, weighted_sum
 from attention_to_bert.masks import masked_softmax as masked_softmax  # chapter 1 introduces it
 from attention_to_bert.masks import padding_mask as padding_mask  # chapter 1 introduces it
-from attention_to_bert.validate import check_instance, check_ints, check_tensor
+from attention_to_bert.validate import check_instance, check_ints, check_same, check_tensor
 
 
 def _check_tensors(**tensors: Tensor) -> None:
@@ -26,9 +26,7 @@ def _check_tensors(**tensors: Tensor) -> None:
         check_tensor(name, tensor, floating=first.dtype)
     if _broadcast(*(tensor.shape[:-2] for tensor in tensors.values())) is None:
         shapes = " and ".join(f"{name} {tuple(tensor.shape)}" for name, tensor in tensors.items())
-        raise ValueError(
-            f"the batch dimensions (all but the last two) of {shapes} do not broadcast"
-        )
+        raise ValueError(f"batch dimensions (all but the last two) of {shapes} do not broadcast")
 
 
 def _check_query_key(query: Tensor, key: Tensor, score: nn.Module | None = None) -> None:
@@ -37,13 +35,16 @@ def _check_query_key(query: Tensor, key: Tensor, score: nn.Module | None = None)
     _check_tensors(query=query, key=key)
     if score is not None:
         check_tensor("query", query, floating=score.key_projection.weight.dtype)
-    sizes = (key.shape[-1], key.shape[-1]) if score is None else (score.query_size, score.key_size)
-    if (query.shape[-1], key.shape[-1]) != sizes or not key.shape[-1]:
-        what = "query and key must have the same feature size d >= 1 (last dimension)"
-        if score is not None:
-            what = f"{type(score).__name__}({score.extra_repr()}) expects query (..., n_q, "
-            what += f"{score.query_size}) and key (..., n_k, {score.key_size})"
-        raise ValueError(f"{what}, got query {tuple(query.shape)} and key {tuple(key.shape)}")
+    got = f"got query {tuple(query.shape)} and key {tuple(key.shape)}"
+    if query.shape[-1] == 0 or key.shape[-1] == 0:
+        raise ValueError(f"query and key must have at least one feature (last dimension), {got}")
+    if score is None and query.shape[-1] != key.shape[-1]:
+        raise ValueError(f"query and key must have the same feature size d (last dimension), {got}")
+    if score is not None and (query.shape[-1], key.shape[-1]) != (score.query_size, score.key_size):
+        raise ValueError(
+            f"{type(score).__name__}({score.extra_repr()}) expects query (..., n_q, {score.query_size}) "
+            f"and key (..., n_k, {score.key_size}), {got}"
+        )
 
 
 def dot_score(query: Tensor, key: Tensor) -> Tensor:
@@ -123,11 +124,7 @@ def attention(
     ``score(query, key)``; ``mask`` (True = may not attend) broadcasts to ``(..., n_q, n_k)``. Rows of
     ``weights`` sum to 1 (0 if fully masked); a masked key never reaches the output."""
     _check_tensors(query=query, key=key, value=value)
-    if key.shape[-2] != value.shape[-2]:
-        raise ValueError(
-            "key and value must have the same number of positions n_k (dim -2), got key "
-            f"{key.shape[-2]}, value {value.shape[-2]}"
-        )
+    check_same("number of positions n_k (dim -2)", key=key.shape[-2], value=value.shape[-2])
     check_instance("score", score, Callable, "callable as score(query, key)")
     scores = score(query, key)
     expected = (*_broadcast(query.shape[:-2], key.shape[:-2]), query.shape[-2], key.shape[-2])

@@ -143,9 +143,7 @@ class HierarchicalAttentionNetwork(nn.Module):
         vocab_size = self.embedding.num_embeddings
         check_token_ids("word_ids", word_ids, vocab_size, axes="(documents, sentences, words)")
         if word_ids.shape[1] == 0 or word_ids.shape[2] == 0:
-            raise ValueError(
-                f"word_ids must hold >= 1 sentence of >= 1 word, got {tuple(word_ids.shape)}"
-            )
+            raise ValueError(f"word_ids must hold words, got shape {tuple(word_ids.shape)}")
         if word_padding_mask is None:
             word_padding_mask = padding_mask_from_ids(word_ids, self.pad_id)
         check_mask("word_padding_mask", word_padding_mask, tuple(word_ids.shape), "True = padding")

@@ -1,8 +1,7 @@
 """Masks, in one place: bool tensors where **True means "may not attend"** (torch's convention).
 Padding and causal masks, Hugging Face's ``attention_mask`` (1 = real token) converted, masks merged
 once per stack, and what masking gives: weight 0, nothing of a padded key in the output (not even a
-NaN), zeros for a query that may attend to nothing. ``attention`` re-exports ``padding_mask`` and
-``masked_softmax``, which chapter 1 introduces."""
+NaN), zeros for a query that may attend to nothing. Chapter 1's ``attention`` re-exports two."""
 
 from __future__ import annotations
 
@@ -112,9 +111,12 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None) -> Tensor:
     if mask is not None:
         check_mask("mask", mask, device=scores.device)
         if _broadcast(mask.shape, scores.shape) != scores.shape:
+            hint = ""
+            if mask.dim() == 2 and scores.dim() == 3 and mask.shape[-1] == scores.shape[-1]:
+                hint = "; a per-key padding mask of shape (batch, n_k) needs a query axis: mask[:, None, :]"
             raise ValueError(
                 f"mask of shape {tuple(mask.shape)} cannot be broadcast to scores of shape "
-                f"{tuple(scores.shape)}; a padding mask (batch, n_k) needs a query axis: mask[:, None, :]"
+                f"{tuple(scores.shape)}{hint}"
             )
     blocked = scores == float("-inf") if mask is None else mask | (scores == float("-inf"))
     # the smallest float instead of -inf: a fully masked row gives a uniform row (not NaN), which the

@@ -23,9 +23,7 @@ class ModelOutput:
 
     def __getitem__(self, key: int | slice | str) -> Any:
         if isinstance(key, int) and not -len(self) <= key < len(self):
-            raise IndexError(
-                f"index {key} is out of range: {type(self).__name__} unpacks as {self._tuple}"
-            )
+            raise IndexError(f"index {key} is out of range: the output unpacks as {self._tuple}")
         if not isinstance(key, str):
             return tuple(self)[key]
         if key not in self.keys():

@@ -32,11 +32,7 @@ def load(name: str) -> dict[str, Any]:
 
 
 def format_table(
-    rows: list[dict[str, Any]],
-    columns: list[str],
-    *,
-    digits: int = 3,
-    headers: list[str] | None = None,
+    rows: list[dict], columns: list[str], *, digits: int = 3, headers: list[str] | None = None
 ) -> str:
     """A plain-text table of ``rows`` (dicts) in ``columns``; floats rounded to ``digits``."""
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
@@ -51,9 +47,9 @@ def format_table(
             return f"{value:.{digits}f}"
         return "" if value is None else str(value)
 
-    body = [[cell(row.get(c)) for c in columns] for row in rows]
-    head = headers or columns
-    widths = [max(len(str(h)), *(len(line[i]) for line in body)) for i, h in enumerate(head)]
-    lines = ["  ".join(str(h).rjust(w) for h, w in zip(head, widths, strict=True))]
-    lines += ["  ".join(v.rjust(w) for v, w in zip(line, widths, strict=True)) for line in body]
+    table = [headers or columns] + [[cell(row.get(c)) for c in columns] for row in rows]
+    widths = [max(len(str(line[i])) for line in table) for i in range(len(columns))]
+    lines = [
+        "  ".join(str(v).rjust(w) for v, w in zip(line, widths, strict=True)) for line in table
+    ]
     return "\n".join(lines)

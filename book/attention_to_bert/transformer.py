@@ -1,10 +1,8 @@
 """The Transformer of Vaswani et al. (2017), small and plain: batch-first, post-LN, ReLU (chapter 6).
 ``EncoderLayer``, ``DecoderLayer`` and ``Transformer`` equal their ``torch.nn`` twins after
-``from_torch``; every forward also returns the attention weights of each layer. A stack takes
-torch's masks by keyword (``src_key_padding_mask``, ``tgt_mask``, ...), combines them once with
-``masks.combine_masks`` and passes each layer one mask by name: ``layer(x, mask)``, ``layer(x,
-memory, self_mask, memory_mask)`` (bool, True = may not attend, broadcastable to ``(batch, heads,
-queries, keys)``)."""
+``from_torch``, and return each layer's attention weights too. A stack takes torch's masks by
+keyword, combines them once (``masks.combine_masks``) and passes each layer its masks by name
+(True = may not attend, broadcastable to ``(batch, heads, queries, keys)``)."""
 
 from __future__ import annotations
 
@@ -21,29 +19,21 @@ Mask = Tensor | None
 
 class EncoderLayer(nn.Module):
     """Self-attention -> Add & Norm -> feed-forward (ReLU) -> Add & Norm, like
-    ``nn.TransformerEncoderLayer`` (post-LN), with its submodules' names: ``forward(x, mask=None)``
-    returns ``(x, weights)``; ``mask`` is the combined mask of the stack."""
+    ``nn.TransformerEncoderLayer``, with its submodules' names: ``(x, weights)``."""
 
     def __init__(
-        self,
-        d_model: int,
-        num_heads: int,
-        d_ff: int,
-        dropout: float = 0.0,
-        layer_norm_eps: float = 1e-5,
+        self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0, layer_norm_eps=1e-5
     ) -> None:
         super().__init__()
-        _check_layer(d_ff, layer_norm_eps)
+        check_int("d_ff", d_ff)
+        check_number("layer_norm_eps", layer_norm_eps, positive=True)
         self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
-        self.linear1 = nn.Linear(
-            d_model, d_ff
-        )  # the feed-forward network: linear1, dropout, linear2
-        self.dropout = nn.Dropout(dropout)
+        # the feed-forward network: linear1, dropout, linear2
+        self.linear1, self.dropout = nn.Linear(d_model, d_ff), nn.Dropout(dropout)
         self.linear2 = nn.Linear(d_ff, d_model)
-        self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
-        self.dropout1 = nn.Dropout(dropout)
-        self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps)
-        self.dropout2 = nn.Dropout(dropout)
+        # each sublayer ends in dropout, then Add & Norm
+        self.norm1, self.dropout1 = nn.LayerNorm(d_model, eps=layer_norm_eps), nn.Dropout(dropout)
+        self.norm2, self.dropout2 = nn.LayerNorm(d_model, eps=layer_norm_eps), nn.Dropout(dropout)
 
     def feed_forward(self, x: Tensor) -> Tensor:
         return self.linear2(self.dropout(F.relu(self.linear1(x))))
@@ -64,30 +54,21 @@ class EncoderLayer(nn.Module):
 class DecoderLayer(nn.Module):
     """Masked self-attention -> Add & Norm -> cross-attention (queries from the decoder, keys and
     values from ``memory``) -> Add & Norm -> feed-forward -> Add & Norm, like
-    ``nn.TransformerDecoderLayer``: ``forward(x, memory, self_mask=None, memory_mask=None)`` returns
-    ``(x, self_weights, cross_weights)``; ``self_mask`` holds the causal mask."""
+    ``nn.TransformerDecoderLayer``: ``(x, self_weights, cross_weights)``."""
 
     def __init__(
-        self,
-        d_model: int,
-        num_heads: int,
-        d_ff: int,
-        dropout: float = 0.0,
-        layer_norm_eps: float = 1e-5,
+        self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0, layer_norm_eps=1e-5
     ) -> None:
         super().__init__()
-        _check_layer(d_ff, layer_norm_eps)
+        check_int("d_ff", d_ff)
+        check_number("layer_norm_eps", layer_norm_eps, positive=True)
         self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
         self.multihead_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)  # cross
-        self.linear1 = nn.Linear(d_model, d_ff)
-        self.dropout = nn.Dropout(dropout)
+        self.linear1, self.dropout = nn.Linear(d_model, d_ff), nn.Dropout(dropout)
         self.linear2 = nn.Linear(d_ff, d_model)
-        self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
-        self.dropout1 = nn.Dropout(dropout)
-        self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps)
-        self.dropout2 = nn.Dropout(dropout)
-        self.norm3 = nn.LayerNorm(d_model, eps=layer_norm_eps)
-        self.dropout3 = nn.Dropout(dropout)
+        self.norm1, self.dropout1 = nn.LayerNorm(d_model, eps=layer_norm_eps), nn.Dropout(dropout)
+        self.norm2, self.dropout2 = nn.LayerNorm(d_model, eps=layer_norm_eps), nn.Dropout(dropout)
+        self.norm3, self.dropout3 = nn.LayerNorm(d_model, eps=layer_norm_eps), nn.Dropout(dropout)
 
     def feed_forward(self, x: Tensor) -> Tensor:
         return self.linear2(self.dropout(F.relu(self.linear1(x))))
@@ -144,11 +125,7 @@ class Transformer(nn.Module):
     ) -> tuple[Tensor, list[Tensor]]:
         """Run the encoder: ``(memory, [self-attention weights a layer])``."""
         check_tensor("src", src, floating=True, dim=3, axes="(batch, src_len, d_model)")
-        batch, src_len = src.shape[:2]
-        mask = combine_masks(  # (batch or 1, heads or 1, src_len or 1, src_len), or None
-            batch, src_len, src_len, self.num_heads, device=src.device,
-            key_padding_mask=src_key_padding_mask, attn_mask=src_mask,
-        )  # fmt: skip
+        mask = self._combine(src, src, src_key_padding_mask, src_mask)
         weights = []
         for layer in self.encoder_layers:
             src, layer_weights = layer(src, mask)
@@ -168,21 +145,24 @@ class Transformer(nn.Module):
         """Run the decoder: ``(output, [self-], [cross-attention weights a layer])``."""
         check_tensor("tgt", tgt, floating=True, dim=3, axes="(batch, tgt_len, d_model)")
         check_tensor("memory", memory, floating=True, dim=3, axes="(batch, src_len, d_model)")
-        (batch, tgt_len), src_len = tgt.shape[:2], memory.shape[1]
-        self_mask = combine_masks(
-            batch, tgt_len, tgt_len, self.num_heads, device=tgt.device,
-            key_padding_mask=tgt_key_padding_mask, attn_mask=tgt_mask,
-        )  # fmt: skip
-        memory_mask = combine_masks(
-            batch, tgt_len, src_len, self.num_heads, device=tgt.device,
-            key_padding_mask=memory_key_padding_mask, attn_mask=memory_mask,
-        )  # fmt: skip
+        self_mask = self._combine(tgt, tgt, tgt_key_padding_mask, tgt_mask)
+        memory_mask = self._combine(tgt, memory, memory_key_padding_mask, memory_mask)
         self_weights, cross_weights = [], []
         for layer in self.decoder_layers:
             tgt, layer_self, layer_cross = layer(tgt, memory, self_mask, memory_mask)
             self_weights.append(layer_self)
             cross_weights.append(layer_cross)
         return self.decoder_norm(tgt), self_weights, cross_weights
+
+    def _combine(
+        self, queries: Tensor, keys: Tensor, key_padding_mask: Mask, attn_mask: Mask
+    ) -> Mask:
+        """torch's two masks of one attention as one, ``(batch or 1, heads or 1, queries or 1, keys)``."""
+        batch, query_len, key_len = len(queries), queries.shape[1], keys.shape[1]
+        return combine_masks(
+            batch, query_len, key_len, self.num_heads, device=queries.device,
+            key_padding_mask=key_padding_mask, attn_mask=attn_mask,
+        )  # fmt: skip
 
     def forward(
         self,
@@ -219,12 +199,6 @@ class Transformer(nn.Module):
         layers = (len(m.encoder.layers), len(m.decoder.layers), first.linear1.out_features)
         ours = cls(m.d_model, m.nhead, *layers, first.dropout.p, first.norm1.eps)
         return copy_torch_weights(ours, m)
-
-
-def _check_layer(d_ff: int, layer_norm_eps: float) -> None:
-    """A layer's own sizes (``MultiHeadAttention`` checks d_model, num_heads and dropout)."""
-    check_int("d_ff", d_ff)
-    check_number("layer_norm_eps", layer_norm_eps, positive=True)
 
 
 def _check_post_ln_relu(layer: nn.Module) -> None:

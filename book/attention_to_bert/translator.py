@@ -18,7 +18,6 @@ from attention_to_bert.transformer import Transformer
 from attention_to_bert.validate import (
     check_device,
     check_ints,
-    check_mask,
     check_number,
     check_same,
     check_tensor,
@@ -110,8 +109,9 @@ class Seq2SeqTransformer(nn.Module):
         if memory_key_padding_mask is None:
             self._check_ids(src_ids, "src_ids", self.src_embedding.num_embeddings)
             memory_key_padding_mask = src_ids == self.pad_id  # (batch, src_len)
-        check_mask(
-            "memory_key_padding_mask", memory_key_padding_mask, memory.shape[:2], "True = padding"
+        mask, axes = memory_key_padding_mask, "(batch, src_len), True = padding"
+        check_tensor(
+            "memory_key_padding_mask", mask, dtype=torch.bool, shape=memory.shape[:2], axes=axes
         )
         check_same("batch size", memory=len(memory), tgt_in_ids=len(tgt_in_ids))
         length = tgt_in_ids.shape[1]

@@ -1,7 +1,6 @@
-"""Argument checks, used where a reader calls in (a model's ``forward``, a config, a function a
-chapter calls by name), once a call, with one rule: a wrong type raises ``TypeError``, a value of the
-right type that is out of range or of the wrong shape raises ``ValueError``; the message names the
-argument. Helpers inside a layer do not check: they carry shape comments."""
+"""Argument checks at the boundary (a model's ``forward``, a config, a function a chapter calls by
+name), once a call: a wrong type raises ``TypeError``, a wrong value or shape ``ValueError``, and the
+message names the argument. Helpers inside a layer do not check: they carry shape comments."""
 
 from __future__ import annotations
 
@@ -60,7 +59,8 @@ def check_divisible(name: str, value: int, by_name: str, by: int) -> None:
     if value % by:
         divisors = [d for d in range(1, value + 1) if value % d == 0][:8]
         raise ValueError(
-            f"{name}={value} must be divisible by {by_name}={by}; try {by_name} in {divisors}"
+            f"{name}={value} must be divisible by {by_name}={by} (each head gets {name} // "
+            f"{by_name} features); try {by_name} in {divisors}"
         )
 
 
@@ -96,11 +96,15 @@ def check_tensor(
     them in the message: ``"(batch, seq)"``."""
     if not isinstance(value, Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
-    wanted = dtype or (floating if isinstance(floating, torch.dtype) else None)
+    if dtype is not None and value.dtype != dtype:
+        raise TypeError(f"{name} must be a {_NAMES.get(dtype, dtype)} tensor, got {value.dtype}")
     if floating is not False and not value.is_floating_point():
         raise TypeError(f"{name} must be a floating-point tensor, got {value.dtype}")
-    if wanted is not None and value.dtype != wanted:
-        raise TypeError(f"{name} must be a {_NAMES.get(wanted, wanted)} tensor, got {value.dtype}")
+    if isinstance(floating, torch.dtype) and value.dtype != floating:
+        raise TypeError(
+            f"{name} must be a {floating} tensor, to match the weights or the other inputs, got "
+            f"{value.dtype}: convert it with .to({floating})"
+        )
     got, named = tuple(value.shape), f"{axes} = " if axes else ""
     if dim is not None and value.dim() != dim:
         raise ValueError(f"{name} must have shape {axes or f'of {dim} dimensions'}, got {got}")
