@@ -76,7 +76,7 @@ def score(model: nn.Module, test: list[tuple[str, str]]) -> dict:
 
 
 def scored(test: list[tuple[str, str]]):
-    """The ``evaluate`` of ``long_range.train``: ``score`` on ``test``, and its CPU seconds."""
+    """The ``evaluate`` of ``long_range.train_reversal``: ``score`` on ``test``, and its CPU seconds."""
 
     def evaluate(model: nn.Module) -> dict:
         start = time.process_time()
@@ -93,7 +93,7 @@ def run_all(lengths: list[int], seeds: list[int], models: list[str], seconds: fl
         test = reversal.reversal_pairs(TEST, length, torch.Generator().manual_seed(10**6 + length))
         for seed in seeds:
             for name in models:
-                result = long_range.train(
+                result = long_range.train_reversal(
                     name, length, seed, seconds=seconds, evaluate=scored(test)
                 )
                 print(

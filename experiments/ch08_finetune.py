@@ -66,8 +66,8 @@ GRIDS = {
 }
 
 
-class Encoder(finetuning.Encoder):
-    """``finetuning.Encoder`` with the table's other encoders (``"book"``, the book's pre-trained
+class Encoder(finetuning.FeatureEncoder):
+    """``finetuning.FeatureEncoder`` with the table's other encoders (``"book"``, the book's pre-trained
     BERT, and ``"scratch"``, it untrained) and the last layer's features, mean-pooled or at [CLS]."""
 
     KINDS = ("minilm", "book", "scratch")

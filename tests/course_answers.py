@@ -219,7 +219,7 @@ def {f}(max_len, d_model):
 
 def {f}(x, num_heads):
     return multihead.split_heads(x, num_heads)""",
-    "causal_mask": """from attention_to_bert.multihead import causal_mask as book_mask
+    "causal_mask": """from attention_to_bert.masks import causal_mask as book_mask
 
 
 def {f}(size):

@@ -29,8 +29,12 @@ def test_reversal_pairs_are_reversed_and_seeded():
         (lambda: reversal.reversal_pairs(0, 5, torch.Generator()), ValueError, "count"),
         (lambda: reversal.reversal_pairs(2, 5, 0), TypeError, "generator"),
         (lambda: long_range.make_model("lstm", 8), ValueError, "name"),
-        (lambda: long_range.train("rnn", 8, 0), ValueError, "seconds or steps"),
-        (lambda: long_range.train("rnn", 8, 0, seconds=1.0, steps=2), ValueError, "exactly"),
+        (lambda: long_range.train_reversal("rnn", 8, 0), ValueError, "seconds or steps"),
+        (
+            lambda: long_range.train_reversal("rnn", 8, 0, seconds=1.0, steps=2),
+            ValueError,
+            "exactly",
+        ),
     ],
 )
 def test_bad_inputs_are_named(call, error, match):
@@ -42,7 +46,7 @@ def test_bad_inputs_are_named(call, error, match):
 def test_a_short_run_is_scored_and_its_first_steps_are_the_shipped_ones(name):
     script = load_script("experiments/ch06_long_range.py")
     test = reversal.reversal_pairs(4, 64, torch.Generator().manual_seed(1))
-    result = long_range.train(name, 64, 0, steps=3, evaluate=script.scored(test))
+    result = long_range.train_reversal(name, 64, 0, steps=3, evaluate=script.scored(test))
     assert result["steps"] == 3 and len(result["losses"]) == 3
     for key in ("greedy_letter_accuracy", "exact_match", "forced_letter_accuracy"):
         assert 0 <= result[key] <= 1

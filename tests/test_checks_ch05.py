@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from attention_to_bert import checks
+from attention_to_bert.masks import causal_mask as package_causal_mask
 from attention_to_bert.multihead import MultiHeadAttention
-from attention_to_bert.multihead import causal_mask as package_causal_mask
 from attention_to_bert.multihead import split_heads as package_split_heads
 
 # --- split_heads ---

@@ -6,7 +6,7 @@ import course_answers
 import pytest
 import torch
 
-from attention_to_bert import checks, multihead, transformer
+from attention_to_bert import checks, masks, multihead, transformer
 from attention_to_bert.attention import attention
 from attention_to_bert.checks.grading import (
     SOLVED_BY,
@@ -25,16 +25,16 @@ def right_causal_mask(size):
 
 
 def test_student_code_calling_the_package_answer_is_refused_and_reported(capsys):
-    imported = multihead.causal_mask
+    imported = masks.causal_mask
     namespace = {"causal_mask": imported}
     with package_answer_blocked("causal_mask", namespace):
         with pytest.raises(PackageAnswerBlocked, match="asks you to write it yourself"):
             namespace["causal_mask"](3)
-        assert checks.causal_mask(lambda size: multihead.causal_mask(size)) is False
+        assert checks.causal_mask(lambda size: masks.causal_mask(size)) is False
         assert checks.causal_mask(right_causal_mask) is True
     assert "graded work may not call" in capsys.readouterr().out
-    assert namespace["causal_mask"] is imported and multihead.causal_mask is imported
-    assert torch.equal(multihead.causal_mask(3), right_causal_mask(3))
+    assert namespace["causal_mask"] is imported and masks.causal_mask is imported
+    assert torch.equal(masks.causal_mask(3), right_causal_mask(3))
 
 
 def test_the_block_is_lifted_after_an_error():

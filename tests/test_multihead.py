@@ -7,7 +7,8 @@ import torch
 from helpers import assert_close, random_padding
 from torch import nn
 
-from attention_to_bert.multihead import MultiHeadAttention, causal_mask, merge_heads, split_heads
+from attention_to_bert.masks import causal_mask
+from attention_to_bert.multihead import MultiHeadAttention, merge_heads, split_heads
 
 
 def test_split_heads_gives_each_head_its_slice_and_merge_inverts_it():

@@ -9,8 +9,9 @@ import torch
 from helpers import assert_close, random_padding, record_torch_weights
 from torch import nn
 
+from attention_to_bert.masks import causal_mask, combine_masks
 from attention_to_bert.multihead import MultiHeadAttention
-from attention_to_bert.transformer import DecoderLayer, EncoderLayer, Transformer, causal_mask
+from attention_to_bert.transformer import DecoderLayer, EncoderLayer, Transformer
 
 
 def test_from_torch_refuses_what_it_cannot_copy():
@@ -48,7 +49,11 @@ def test_encoder_layer_equals_torch(batch, length, d_model, heads, d_ff):
     for masks in ({}, {"src_key_padding_mask": padding}, both):
         recorded.clear()
         expected = reference(x, **masks)
-        output, weights = ours(x, **masks)
+        # our layer takes the stack's one combined mask (True = may not attend)
+        mask = combine_masks(
+            batch, length, length, key_padding_mask=padding, attn_mask=masks.get("src_mask")
+        )
+        output, weights = ours(x, mask if masks else None)
         assert_close(output, expected)
         assert_close(weights, recorded[0])
 
@@ -77,13 +82,11 @@ def test_decoder_layer_equals_torch(batch, tgt_len, src_len, d_model, heads):
         tgt_key_padding_mask=tgt_padding,
         memory_key_padding_mask=memory_padding,
     )
-    output, self_weights, cross_weights = ours(
-        x,
-        memory,
-        tgt_mask=causal_mask(tgt_len),
-        tgt_key_padding_mask=tgt_padding,
-        memory_key_padding_mask=memory_padding,
+    self_mask = combine_masks(
+        batch, tgt_len, tgt_len, key_padding_mask=tgt_padding, attn_mask=causal_mask(tgt_len)
     )
+    memory_mask = combine_masks(batch, tgt_len, src_len, key_padding_mask=memory_padding)
+    output, self_weights, cross_weights = ours(x, memory, self_mask, memory_mask)
     assert_close(output, expected)
     assert self_weights.shape == (batch, heads, tgt_len, tgt_len)
     assert cross_weights.shape == (batch, heads, tgt_len, src_len)
@@ -157,17 +160,15 @@ def test_from_torch_keeps_the_dtype():
     )
 
 
-def test_masks_are_keyword_arguments_with_torchs_names():
+def test_the_stack_takes_torchs_masks_by_keyword_and_a_layer_one_combined_mask():
     torch.manual_seed(0)
-    layer, decoder = EncoderLayer(8, 2, 16).eval(), DecoderLayer(8, 2, 16).eval()
+    layer = EncoderLayer(8, 2, 16).eval()
     x, padding = torch.randn(2, 3, 8), torch.tensor([[False, False, True]] * 2)
     with pytest.raises(TypeError, match="positional"):
-        layer(x, padding)  # a mask passed by position could be taken for the other one
-    with pytest.raises(TypeError, match="positional"):
-        decoder(x, x, causal_mask(3))
-    with pytest.raises(TypeError, match="positional"):
-        Transformer(8, 2, 1, 1, 16)(x, x, causal_mask(3))
-    _, weights = layer(x, src_key_padding_mask=padding, src_mask=causal_mask(3))
+        Transformer(8, 2, 1, 1, 16)(x, x, causal_mask(3))  # which of torch's six masks?
+    mask = combine_masks(2, 3, 3, key_padding_mask=padding, attn_mask=causal_mask(3))
+    assert mask.shape == (2, 1, 3, 3)  # (batch, heads, queries, keys), broadcast over heads
+    _, weights = layer(x, mask)
     assert (weights[..., 2] == 0).all() and (weights.triu(1) == 0).all()
 
 

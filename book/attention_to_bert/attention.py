@@ -11,51 +11,39 @@ from collections.abc import Callable
 import torch
 from torch import Tensor, nn
 
-from attention_to_bert.masks import masked_softmax, weighted_sum
-from attention_to_bert.masks import padding_mask as padding_mask  # re-exported for chapter 1
+from attention_to_bert.masks import _broadcast, weighted_sum
+from attention_to_bert.masks import masked_softmax as masked_softmax  # chapter 1 introduces it
+from attention_to_bert.masks import padding_mask as padding_mask  # chapter 1 introduces it
 from attention_to_bert.validate import check_instance, check_ints, check_same, check_tensor
 
 
 def _check_tensors(**tensors: Tensor) -> None:
-    """Floating-point tensors of 2 or more dimensions whose batch dimensions (all but the last two) broadcast."""
+    """Floating-point tensors of one dtype, of 2 or more dimensions, whose batch dimensions (all but
+    the last two) broadcast."""
+    first = next(iter(tensors.values()))
     for name, tensor in tensors.items():
         check_tensor(name, tensor, floating=True, min_dim=2)
-        check_tensor(name, tensor, floating=next(iter(tensors.values())).dtype)
-    try:
-        torch.broadcast_shapes(*(tensor.shape[:-2] for tensor in tensors.values()))
-    except RuntimeError:
-        shapes = [f"{name} {tuple(tensor.shape)}" for name, tensor in tensors.items()]
-        shapes = f"{', '.join(shapes[:-1])} and {shapes[-1]}"
-        raise ValueError(
-            f"the batch dimensions (all but the last two) of {shapes} do not broadcast"
-        ) from None
+        check_tensor(name, tensor, floating=first.dtype)
+    if _broadcast(*(tensor.shape[:-2] for tensor in tensors.values())) is None:
+        shapes = " and ".join(f"{name} {tuple(tensor.shape)}" for name, tensor in tensors.items())
+        raise ValueError(f"batch dimensions (all but the last two) of {shapes} do not broadcast")
 
 
 def _check_query_key(query: Tensor, key: Tensor, score: nn.Module | None = None) -> None:
-    """query ``(..., n_q, d_q)`` and key ``(..., n_k, d_k)`` of one size, or of the learned ``score``'s."""
+    """query ``(..., n_q, d_q)`` and key ``(..., n_k, d_k)`` of one size d >= 1, or of the learned
+    ``score``'s sizes and dtype."""
     _check_tensors(query=query, key=key)
+    if score is not None:
+        check_tensor("query", query, floating=score.key_projection.weight.dtype)
     got = f"got query {tuple(query.shape)} and key {tuple(key.shape)}"
     if query.shape[-1] == 0 or key.shape[-1] == 0:
         raise ValueError(f"query and key must have at least one feature (last dimension), {got}")
-    if score is not None:
-        check_tensor("query", query, floating=score.key_projection.weight.dtype)
     if score is None and query.shape[-1] != key.shape[-1]:
         raise ValueError(f"query and key must have the same feature size d (last dimension), {got}")
     if score is not None and (query.shape[-1], key.shape[-1]) != (score.query_size, score.key_size):
         raise ValueError(
             f"{type(score).__name__}({score.extra_repr()}) expects query (..., n_q, {score.query_size}) "
             f"and key (..., n_k, {score.key_size}), {got}"
-        )
-
-
-def _check_projected(score: nn.Module, query: Tensor, projected_key: Tensor, size: int) -> None:
-    """``query`` ``(..., n_q, query_size)`` and ``projected_key`` ``(..., n_k, size)``."""
-    _check_tensors(query=query, projected_key=projected_key)
-    if (query.shape[-1], projected_key.shape[-1]) != (score.query_size, size):
-        raise ValueError(
-            f"{type(score).__name__}.score_projected expects query (..., n_q, {score.query_size}) "
-            f"and projected_key (..., n_k, {size}) = key_projection(key), got query "
-            f"{tuple(query.shape)} and projected_key {tuple(projected_key.shape)}"
         )
 
 
@@ -87,8 +75,8 @@ class GeneralScore(nn.Module):
         return self.score_projected(query, self.key_projection(key))
 
     def score_projected(self, query: Tensor, projected_key: Tensor) -> Tensor:
-        """The score from keys already projected, ``W k`` (a decoder projects them once)."""
-        _check_projected(self, query, projected_key, self.query_size)
+        """The score from keys already projected, ``W k`` ``(..., n_k, query_size)``: a decoder
+        projects them once a sentence, then scores them at every step (unchecked: a step's helper)."""
         return query @ projected_key.transpose(-2, -1)
 
     def extra_repr(self) -> str:
@@ -113,8 +101,8 @@ class AdditiveScore(nn.Module):
         return self.score_projected(query, self.key_projection(key))
 
     def score_projected(self, query: Tensor, projected_key: Tensor) -> Tensor:
-        """The score from keys already projected, ``W_k k`` (a decoder projects them once)."""
-        _check_projected(self, query, projected_key, self.hidden_size)
+        """The score from keys already projected, ``W_k k`` ``(..., n_k, hidden_size)``: a decoder
+        projects them once a sentence, then scores them at every step (unchecked: a step's helper)."""
         # (..., n_q, 1, h) + (..., 1, n_k, h) -> (..., n_q, n_k, h) -> (..., n_q, n_k)
         hidden = torch.tanh(
             self.query_projection(query).unsqueeze(-2) + projected_key.unsqueeze(-3)
@@ -139,8 +127,7 @@ def attention(
     check_same("number of positions n_k (dim -2)", key=key.shape[-2], value=value.shape[-2])
     check_instance("score", score, Callable, "callable as score(query, key)")
     scores = score(query, key)
-    batch = torch.broadcast_shapes(query.shape[:-2], key.shape[:-2])
-    expected = (*batch, query.shape[-2], key.shape[-2])
+    expected = (*_broadcast(query.shape[:-2], key.shape[:-2]), query.shape[-2], key.shape[-2])
     if tuple(scores.shape) != expected:
         raise ValueError(
             f"score(query, key) must return shape {expected} (..., n_q, n_k), got {tuple(scores.shape)}"

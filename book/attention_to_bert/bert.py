@@ -26,6 +26,7 @@ from attention_to_bert.multihead import merge_heads, split_heads
 from attention_to_bert.outputs import BertModelOutput
 from attention_to_bert.validate import (
     check_choice,
+    check_device,
     check_divisible,
     check_fraction,
     check_instance,
@@ -201,6 +202,7 @@ class BertModel(nn.Module):
         A, 1: B) default to zeros; ``attention_mask`` is Hugging Face's, 1 = real token, 0 = padding.
         ``output_attentions=False`` returns no weights, which lets ``"sdpa"`` use the fused kernel."""
         check_token_ids("input_ids", input_ids, self.config.vocab_size)
+        check_device("input_ids", input_ids, self)
         if input_ids.shape[1] == 0:
             raise ValueError("input_ids must hold at least one token a row ([CLS]), got (batch, 0)")
         if input_ids.shape[1] > self.config.max_position_embeddings:

@@ -153,6 +153,10 @@ def static_picture(*args: Any, **kwargs: Any) -> str:
     heads = kwargs.get("include_heads")
     rows = []
     for name, attention, queries, keys in _attention_sets(args, kwargs):
+        for index, count, argument in ((layers, len(attention), "include_layers"),
+                                       (heads, attention[0].shape[1], "include_heads")):  # fmt: skip
+            if index is not None and not all(-count <= i < count for i in index):
+                raise ValueError(f"{argument} must lie in [0, {count}), got {list(index)}")
         for layer in layers if layers is not None else range(len(attention)):
             weights = attention[layer][0].detach().float().cpu().numpy()
             shown = heads if heads is not None else range(weights.shape[0])

@@ -11,7 +11,7 @@ from attention_to_bert.bert import load_minilm
 from attention_to_bert.validate import check_choice, check_instance, check_strings, check_tensor
 
 
-class Encoder:
+class FeatureEncoder:
     """A BERT encoder of ``KINDS`` (all-MiniLM-L6-v2) and its tokenizer; ``FEATURES`` are the kinds of
     ``features`` it gives, one batch of ``texts`` at a time by ``_features``."""
 
@@ -37,21 +37,22 @@ class Encoder:
 
 def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """The mean of ``hidden`` ``(batch, seq, size)`` over the positions where ``mask`` ``(batch,
-    seq)`` is 1 or True (Hugging Face's attention_mask: 1 = real token); a row with none gives 0."""
+    seq)`` is 1 (Hugging Face's attention_mask: 1 = real token, 0 = padding); a row with none gives
+    0. A bool mask is refused: the book's bool masks hold True at padding, the opposite."""
     check_tensor("hidden", hidden, floating=True, dim=3, axes="(batch, seq, size)")
     check_tensor("mask", mask, shape=hidden.shape[:2], axes="(batch, seq)")
-    if ((mask != 0) & (mask != 1)).any():
+    if mask.dtype == torch.bool or ((mask != 0) & (mask != 1)).any():  # bool: True = padding?
         raise ValueError(f"mask must hold 0 and 1 (1 = real token), got {mask.unique().tolist()}")
     weights = mask.unsqueeze(-1).to(hidden.dtype)
     return (hidden * weights).sum(1) / weights.sum(1).clamp_min(1.0)
 
 
 @torch.no_grad()
-def features(kind: str, encoder: Encoder, rows: list) -> np.ndarray:
+def features(kind: str, encoder: FeatureEncoder, rows: list) -> np.ndarray:
     """The frozen ``encoder``'s features ``(len(rows), size)`` of ``(sentence, label)`` ``rows``:
     ``kind`` ``"static"``, the mean of the token table's rows (no [CLS]/[SEP]; 0 for an empty
     sentence), or another of ``encoder.FEATURES``."""
-    check_instance("encoder", encoder, Encoder)
+    check_instance("encoder", encoder, FeatureEncoder)
     check_choice("kind", kind, encoder.FEATURES)
     check_instance("rows", rows, list, "a list of (sentence, label) pairs")
     if not rows:

@@ -25,9 +25,13 @@ SCORES = ("dot", "additive")  # the scores of the attention layers, named as in 
 POOLINGS = ("attention", "mean")
 
 
-def _check_padded(name: str, x: Tensor, mask: Tensor, dtype: bool | torch.dtype = True) -> None:
-    """``x`` (batch, length, features), floating (of ``dtype``); ``mask`` (batch, length), True = padding."""
-    check_tensor(name, x, floating=dtype, dim=3, axes="(batch, length, features)")
+def _check_padded(name: str, x: Tensor, mask: Tensor, weight: Tensor | None = None) -> None:
+    """``x`` (batch, length, features), floating (of the dtype and input size of ``weight``, a
+    ``(out, in)`` matrix); ``mask`` (batch, length), True = padding."""
+    check_tensor(name, x, floating=True, dim=3, axes="(batch, length, features)")
+    if weight is not None:
+        size = (*x.shape[:2], weight.shape[-1])
+        check_tensor(name, x, floating=weight.dtype, shape=size, axes="(batch, length, features)")
     check_mask("padding_mask", mask, tuple(x.shape[:2]), "True = padding")
 
 
@@ -44,7 +48,7 @@ class BiGRUEncoder(nn.Module):
         self.output_size = 2 * hidden_size
 
     def forward(self, inputs: Tensor, padding_mask: Tensor) -> Tensor:
-        _check_padded("inputs", inputs, padding_mask, self.gru.weight_ih_l0.dtype)
+        _check_padded("inputs", inputs, padding_mask, self.gru.weight_ih_l0)
         lengths = (~padding_mask).sum(dim=1)
         # the real elements first, in their order (the identity if the padding is at the end)
         order = torch.argsort(padding_mask.to(torch.uint8), dim=1, stable=True)
@@ -79,7 +83,7 @@ class ContextAttention(nn.Module):
         self.score = dot_score if score == "dot" else AdditiveScore(size, size, size)
 
     def forward(self, values: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
-        _check_padded("values", values, padding_mask, self.key_projection.weight.dtype)
+        _check_padded("values", values, padding_mask, self.key_projection.weight)
         # one query per sequence: (batch, 1, attention_size)
         query = self.context.expand(values.shape[0], 1, -1)
         keys = torch.tanh(self.key_projection(values))
@@ -138,6 +142,8 @@ class HierarchicalAttentionNetwork(nn.Module):
     def forward(self, word_ids: Tensor, word_padding_mask: Tensor | None = None) -> HANOutput:
         vocab_size = self.embedding.num_embeddings
         check_token_ids("word_ids", word_ids, vocab_size, axes="(documents, sentences, words)")
+        if word_ids.shape[1] == 0 or word_ids.shape[2] == 0:
+            raise ValueError(f"word_ids must hold words, got shape {tuple(word_ids.shape)}")
         if word_padding_mask is None:
             word_padding_mask = padding_mask_from_ids(word_ids, self.pad_id)
         check_mask("word_padding_mask", word_padding_mask, tuple(word_ids.shape), "True = padding")

@@ -46,7 +46,7 @@ def logits_of(model: nn.Module, source: torch.Tensor, target: torch.Tensor) -> t
     return model(source, target[:, :-1])[0]
 
 
-def train(
+def train_reversal(
     name: str,
     length: int,
     seed: int,
@@ -58,7 +58,7 @@ def train(
     thread) or ``steps`` steps (exactly one of the two). Returns the losses, steps and CPU seconds,
     and what ``evaluate(model)`` returns (``experiments/ch06_long_range.py`` scores held-out strings)."""
     if (seconds is None) == (steps is None):
-        raise ValueError("train needs seconds or steps (exactly one)")
+        raise ValueError("train_reversal needs seconds or steps (exactly one)")
     check_int("length", length)
     check_int("seed", seed, minimum=0)
     if evaluate is not None:

@@ -1,7 +1,7 @@
 """Masks, in one place: bool tensors where **True means "may not attend"** (torch's convention).
-Padding and causal masks, Hugging Face's ``attention_mask`` (1 = real token) converted, masks merged,
-and what masking gives: weight 0, nothing in the output (not even a NaN), zeros for a query that may
-attend to nothing. ``attention`` and ``multihead`` re-export the names chapters 1 and 5 import."""
+Padding and causal masks, Hugging Face's ``attention_mask`` (1 = real token) converted, masks merged
+once per stack, and what masking gives: weight 0, nothing of a padded key in the output (not even a
+NaN), zeros for a query that may attend to nothing. Chapter 1's ``attention`` re-exports two."""
 
 from __future__ import annotations
 
@@ -51,6 +51,7 @@ def from_attention_mask(attention_mask: object, input_ids: Tensor) -> Tensor:
     padding mask (True = padding). A bool mask or other values are refused: they are ambiguous."""
     conventions = "Hugging Face's attention_mask holds 1 for real tokens and 0 for padding; "
     conventions += "the bool masks of chapters 1-6 hold True for padding: pass (~mask).long()"
+    check_tensor("input_ids", input_ids, dim=2, axes="(batch, seq)")
     check_tensor("attention_mask", attention_mask)
     if attention_mask.dtype == torch.bool:
         raise TypeError(f"attention_mask must hold 0 and 1, got a bool tensor. {conventions}")
@@ -73,7 +74,8 @@ def combine_masks(
 ) -> Tensor | None:
     """``key_padding_mask`` ``(batch, key_len)`` or'ed with ``attn_mask`` (both True = may not attend,
     on ``device`` if given) ``(query_len, key_len)``, ``(batch, query_len, key_len)``, ``(batch *
-    heads, ...)`` or ``(batch, heads, ...)``: one mask broadcastable to ``(batch, heads, q, k)``, or None."""
+    heads, ...)`` or broadcastable to ``(batch, heads, ...)``: one mask broadcastable to ``(batch,
+    heads, q, k)``, or None. The one place where a stack's masks are checked."""
     mask = None
     if key_padding_mask is not None:
         shape, axes = (batch, key_len), "(batch, key_len)"
@@ -83,21 +85,20 @@ def combine_masks(
         mask = key_padding_mask[:, None, None, :]
     if attn_mask is not None:
         check_mask("attn_mask", attn_mask, hint=_HINT, device=device)
-        layouts = {  # with one head, (batch * heads, ...) is (batch, ...)
-            (query_len, key_len): lambda m: m[None, None],
-            (batch, query_len, key_len): lambda m: m[:, None],
-            (batch * heads, query_len, key_len): lambda m: m.view(batch, heads, query_len, key_len),
-            (batch, heads, query_len, key_len): lambda m: m,
-        }
-        if tuple(attn_mask.shape) not in layouts:
+        full, got = (batch, heads, query_len, key_len), tuple(attn_mask.shape)
+        if got == full[2:]:  # (query_len, key_len): the same for every sequence and head
+            attn_mask = attn_mask[None, None]
+        elif got == (batch * heads, *full[2:]):  # torch's layout: sequence-major, then head
+            attn_mask = attn_mask.view(full)
+        elif attn_mask.dim() == 3:  # (batch, query_len, key_len): the same for every head
+            attn_mask = attn_mask[:, None]
+        if attn_mask.dim() != 4 or _broadcast(attn_mask.shape, full) != full:
             raise ValueError(
-                f"attn_mask must have shape (query_len, key_len) = {(query_len, key_len)}, "
-                f"(batch, query_len, key_len) = {(batch, query_len, key_len)}, "
-                f"(batch * heads, query_len, key_len) = {(batch * heads, query_len, key_len)} or "
-                f"(batch, heads, query_len, key_len) = {(batch, heads, query_len, key_len)}, "
-                f"got {tuple(attn_mask.shape)}"
+                f"attn_mask must have shape (query_len, key_len) = {full[2:]}, (batch, query_len, "
+                f"key_len) = {(batch, *full[2:])}, (batch * heads, query_len, key_len) = "
+                f"{(batch * heads, *full[2:])} or (batch, heads, query_len, key_len) = {full}, "
+                f"got {got}"
             )
-        attn_mask = layouts[tuple(attn_mask.shape)](attn_mask)
         mask = attn_mask if mask is None else mask | attn_mask
     return mask
 
@@ -107,55 +108,42 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None) -> Tensor:
     weight is exactly 0, and a fully masked row gets all-zero weights (no NaN, not in the gradient).
     A score of -inf counts as masked too (torch's softmax gives NaN for a row of -inf)."""
     check_tensor("scores", scores, floating=True, min_dim=1)
-    minus_infinity = scores == float("-inf")
-    if mask is None and not minus_infinity.any():
-        return torch.softmax(scores, dim=-1)
-    mask = minus_infinity if mask is None else _broadcast_mask(mask, scores) | minus_infinity
-    # A large negative number instead of -inf: a fully masked row then gives a uniform row (not NaN),
-    # which the final masked_fill sets to zero. masked_fill also blocks the gradient of masked scores.
-    filled = scores.masked_fill(mask, torch.finfo(scores.dtype).min)
-    return torch.softmax(filled, dim=-1).masked_fill(mask, 0.0)
-
-
-def _broadcast_mask(mask: Tensor, scores: Tensor) -> Tensor:
-    """``mask``, checked: a bool tensor on ``scores``' device that broadcasts to its shape."""
-    check_mask("mask", mask, device=scores.device)
-    try:
-        broadcast = torch.broadcast_shapes(mask.shape, scores.shape)
-    except RuntimeError:
-        broadcast = None
-    if broadcast != scores.shape:
-        hint = ""
-        if mask.dim() == 2 and scores.dim() == 3 and mask.shape[-1] == scores.shape[-1]:
-            hint = "; a per-key padding mask of shape (batch, n_k) needs a query axis: mask[:, None, :]"
-        raise ValueError(
-            f"mask of shape {tuple(mask.shape)} cannot be broadcast to scores of shape "
-            f"{tuple(scores.shape)}{hint}"
-        )
-    return mask
+    if mask is not None:
+        check_mask("mask", mask, device=scores.device)
+        if _broadcast(mask.shape, scores.shape) != scores.shape:
+            hint = ""
+            if mask.dim() == 2 and scores.dim() == 3 and mask.shape[-1] == scores.shape[-1]:
+                hint = "; a per-key padding mask of shape (batch, n_k) needs a query axis: mask[:, None, :]"
+            raise ValueError(
+                f"mask of shape {tuple(mask.shape)} cannot be broadcast to scores of shape "
+                f"{tuple(scores.shape)}{hint}"
+            )
+    blocked = scores == float("-inf") if mask is None else mask | (scores == float("-inf"))
+    # the smallest float instead of -inf: a fully masked row gives a uniform row (not NaN), which the
+    # final masked_fill sets to zero; masked_fill also blocks the gradient of the masked scores
+    weights = torch.softmax(scores.masked_fill(blocked, torch.finfo(scores.dtype).min), dim=-1)
+    return weights.masked_fill(blocked, 0.0)
 
 
 def weighted_sum(weights: Tensor, value: Tensor, mask: Tensor | None = None) -> Tensor:
-    """``weights @ value``, ``(..., n_q, n_k) @ (..., n_k, d_v)``, in which a masked key contributes
-    nothing, even a NaN or inf value (0 x NaN would be NaN): the slow exact sum is taken then.
-    ``mask`` (True = may not attend) broadcasts to ``weights``."""
-    check_tensor("weights", weights, floating=True, min_dim=2)
-    check_tensor("value", value, floating=True, min_dim=2)  # (autocast mixes dtypes)
-    if weights.shape[-1] != value.shape[-2]:
-        raise ValueError(
-            f"value must have weights' n_k={weights.shape[-1]} rows (second to last dimension), "
-            f"got shape {tuple(value.shape)}"
-        )
-    if mask is not None:
-        check_mask("mask", mask, device=weights.device)
-    if mask is None or bool(torch.isfinite(value).all()):
-        return weights @ value
-    terms = weights.unsqueeze(-1) * value.unsqueeze(-3)  # (..., n_q, n_k, d_v)
-    return terms.masked_fill(mask.unsqueeze(-1), 0.0).sum(dim=-2)
+    """``weights @ value``: ``(..., n_q, n_k) @ (..., n_k, d_v) -> (..., n_q, d_v)``, in which a key
+    masked for every query (padding; ``mask`` True = may not attend, broadcastable to ``weights``)
+    contributes nothing, not even a NaN value (0 x NaN would be NaN): its value row is zeroed first."""
+    if mask is not None:  # (..., 1, n_k) -> (..., n_k, 1): the keys no query may attend to
+        padded_keys = mask.all(dim=-2, keepdim=True) if mask.dim() > 1 else mask[None]
+        value = torch.where(padded_keys.transpose(-1, -2), 0.0, value)
+    return weights @ value
 
 
 def attends_to_nothing(mask: Tensor) -> Tensor:
     """The queries (rows) whose keys are all masked (``mask``: True = may not attend),
     ``(..., n_q, 1)``: their output is set to 0."""
-    check_mask("mask", mask)
     return mask.all(dim=-1, keepdim=True)
+
+
+def _broadcast(*shapes: torch.Size) -> tuple[int, ...] | None:
+    """The shape ``shapes`` broadcast to, or None if they do not."""
+    try:
+        return torch.broadcast_shapes(*shapes)
+    except RuntimeError:
+        return None

@@ -10,9 +10,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from attention_to_bert.masks import attends_to_nothing, combine_masks, masked_softmax, weighted_sum
-from attention_to_bert.masks import causal_mask as causal_mask  # re-exported for chapter 5
-from attention_to_bert.masks import padding_mask_from_ids as padding_mask_from_ids  # re-exported
 from attention_to_bert.validate import (
+    check_device,
     check_divisible,
     check_fraction,
     check_instance,
@@ -78,6 +77,7 @@ class MultiHeadAttention(nn.Module):
                 )
         check_same("batch size", query=len(query), key=len(key), value=len(value))
         check_same("length", key=key.shape[1], value=value.shape[1])
+        check_device("query", query, self)
 
     def forward(
         self,
@@ -89,10 +89,10 @@ class MultiHeadAttention(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         self._check_inputs(query, key, value)
         batch, query_len, key_len = query.shape[0], query.shape[1], key.shape[1]
-        masks = {"key_padding_mask": key_padding_mask, "attn_mask": attn_mask}
-        mask = combine_masks(
-            batch, query_len, key_len, self.num_heads, device=query.device, **masks
-        )
+        mask = combine_masks(  # (batch, 1 or heads, 1 or query_len, key_len), or None
+            batch, query_len, key_len, self.num_heads, device=query.device,
+            key_padding_mask=key_padding_mask, attn_mask=attn_mask,
+        )  # fmt: skip
         if query is key and key is value:
             # self-attention: the three weights stacked, one (d_model -> 3 d_model) product as in
             # torch; the same numbers, but faster (and in the backward pass one gradient for x)

@@ -22,6 +22,8 @@ class ModelOutput:
         return len(self._tuple)
 
     def __getitem__(self, key: int | slice | str) -> Any:
+        if isinstance(key, int) and not -len(self) <= key < len(self):
+            raise IndexError(f"index {key} is out of range: the output unpacks as {self._tuple}")
         if not isinstance(key, str):
             return tuple(self)[key]
         if key not in self.keys():
@@ -46,9 +48,9 @@ class BertModelOutput(ModelOutput):
 
 @dataclass
 class TransformerOutput(ModelOutput):
-    """``last_hidden_state`` ``(batch, tgt_len, d_model)`` (a translator's next-token ``logits``)
-    and each layer's ``encoder_attentions``, ``decoder_attentions`` and ``cross_attentions``; it
-    unpacks as ``(last_hidden_state, attentions)``, a dict ``{"encoder", "decoder", "cross"}``."""
+    """``last_hidden_state`` ``(batch, tgt_len, d_model)`` and each layer's ``encoder_attentions``,
+    ``decoder_attentions`` and ``cross_attentions``; it unpacks as ``(last_hidden_state,
+    attentions)``, ``attentions`` a dict ``{"encoder", "decoder", "cross"}``."""
 
     last_hidden_state: Tensor
     encoder_attentions: list[Tensor]
@@ -64,15 +66,16 @@ class TransformerOutput(ModelOutput):
 
 
 @dataclass
-class Seq2SeqTransformerOutput(TransformerOutput):
-    """A translator's: its ``last_hidden_state`` are the next-token ``logits``."""
+class Seq2SeqTransformerOutput(ModelOutput):
+    """A translator's: the next-token ``logits`` ``(batch, tgt_len, tgt_vocab)`` and each layer's
+    attention weights, as ``TransformerOutput``'s; it unpacks as ``(logits, attentions)``."""
 
+    logits: Tensor
+    encoder_attentions: list[Tensor]
+    decoder_attentions: list[Tensor]
+    cross_attentions: list[Tensor]
     _tuple = ("logits", "attentions")
-
-    @property
-    def logits(self) -> Tensor:
-        """``(batch, tgt_len, tgt_vocab)``."""
-        return self.last_hidden_state
+    attentions = TransformerOutput.attentions
 
 
 @dataclass

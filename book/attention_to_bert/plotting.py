@@ -1,7 +1,6 @@
 """Attention heatmaps: one matrix, or a grid of heads, with the tokens on both axes; figures stored
 with a text alternative; the figures a reader can move, ``show_query_figure`` and
-``show_scaling_figure`` (their HTML and static pictures; ``interactive`` computes what they show);
-and ``format_table``, the plain-text tables of the shipped results (``results`` re-exports it)."""
+``show_scaling_figure`` (their HTML and static pictures; ``interactive`` computes what they show)."""
 
 from __future__ import annotations
 
@@ -13,7 +12,6 @@ import json
 import math
 from collections.abc import Sequence
 from importlib import resources
-from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -62,6 +60,8 @@ def _as_array(
     if array.size and np.isnan(array).all():
         raise ValueError(f"weights are all NaN: nothing to draw ({caller}, shape {shape})")
     for labels, size, axis in ((x_labels, array.shape[-1], "x"), (y_labels, array.shape[-2], "y")):
+        if isinstance(labels, str):  # "abc" would label three columns a, b, c
+            raise TypeError(f"{axis}_labels must be a list of tokens, got a str: {labels!r:.40}")
         if labels is not None and len(labels) != size:
             raise ValueError(
                 f"{axis}_labels has {len(labels)} labels but the matrix has {size} {axis} entries"
@@ -398,31 +398,3 @@ def _scaling_picture(statistics: list, size: int) -> str:
     axes[0].set_yticks(range(num_keys), [f"k{i + 1}" for i in range(num_keys)])
     axes[0].invert_yaxis()
     return _png(fig)
-
-
-def format_table(
-    rows: list[dict[str, Any]],
-    columns: list[str],
-    *,
-    digits: int = 3,
-    headers: list[str] | None = None,
-) -> str:
-    """A plain-text table of ``rows`` (dicts) in ``columns``; floats rounded to ``digits``."""
-    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-        raise TypeError("rows must be a list of dicts, one a row")
-    if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns) or not columns:
-        raise TypeError("columns must be a non-empty list of str (the keys to print)")
-    if headers is not None and (not isinstance(headers, list) or len(headers) != len(columns)):
-        raise ValueError(f"headers must be a list of {len(columns)} str, one per column")
-
-    def cell(value: Any) -> str:
-        if isinstance(value, float):
-            return f"{value:.{digits}f}"
-        return "" if value is None else str(value)
-
-    body = [[cell(row.get(c)) for c in columns] for row in rows]
-    head = headers or columns
-    widths = [max(len(str(h)), *(len(line[i]) for line in body)) for i, h in enumerate(head)]
-    lines = ["  ".join(str(h).rjust(w) for h, w in zip(head, widths, strict=True))]
-    lines += ["  ".join(v.rjust(w) for v, w in zip(line, widths, strict=True)) for line in body]
-    return "\n".join(lines)

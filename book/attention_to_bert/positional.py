@@ -39,4 +39,4 @@ class PositionalEncoding(nn.Module):
                 f"PositionalEncoding: sequence length {x.shape[1]} exceeds max_len={self.max_len}; "
                 "build it with a larger max_len"
             )
-        return self.dropout(x + self.pe[: x.shape[1]])
+        return self.dropout(x + self.pe[: x.shape[1]].to(x.dtype))  # float16 stays float16

@@ -32,7 +32,6 @@ from attention_to_bert.validate import (
     check_instance,
     check_int,
     check_ints,
-    check_mask,
     check_number,
     check_strings,
     check_tensor,
@@ -40,17 +39,6 @@ from attention_to_bert.validate import (
 )
 
 SCORES = ("additive", "dot", "general", None)  # a Seq2Seq's attention scores; None: no attention
-
-
-def _check_source(source: object, lengths: object, vocab_size: int, pad_id: int) -> None:
-    check_token_ids("source", source, vocab_size, axes="(batch, source_len)")
-    check_tensor("lengths", lengths, dtype=torch.long, shape=source.shape[:1], axes="(batch,)")
-    if lengths.numel() and (int(lengths.min()) < 1 or int(lengths.max()) > source.shape[1]):
-        raise ValueError(
-            f"lengths must lie in 1..{source.shape[1]} (the source length), got {lengths.tolist()}"
-        )
-    if (padding_mask(lengths.to(source.device), source.shape[1]) & (source != pad_id)).any():
-        raise ValueError("lengths must count every token: a source has tokens after its length")
 
 
 class Encoder(nn.Module):
@@ -64,12 +52,13 @@ class Encoder(nn.Module):
     ) -> None:
         super().__init__()
         check_ints(vocab_size=vocab_size, embedding_size=embedding_size, hidden_size=hidden_size)
+        check_int("pad_id", pad_id, 0, vocab_size - 1)
         self.hidden_size, self.pad_id = hidden_size, pad_id
         self.embedding = nn.Embedding(vocab_size, embedding_size, padding_idx=pad_id)
         self.rnn = nn.GRU(embedding_size, hidden_size, batch_first=True, bidirectional=True)
 
     def forward(self, source: Tensor, lengths: Tensor) -> tuple[Tensor, Tensor]:
-        _check_source(source, lengths, self.embedding.num_embeddings, self.pad_id)
+        # source: (batch, source_len) ids, lengths: (batch,), checked by Seq2Seq.encode
         packed = nn.utils.rnn.pack_padded_sequence(
             self.embedding(source), lengths.cpu(), batch_first=True, enforce_sorted=False
         )
@@ -99,7 +88,7 @@ class Decoder(nn.Module):
         check_choice("score", score, SCORES)
         if score == "dot" and hidden_size != encoder_size:
             raise ValueError(
-                f"the dot score needs hidden_size == encoder_size, got {hidden_size} and {encoder_size}"
+                f"the dot score needs hidden_size == encoder_size, got {hidden_size}, {encoder_size}"
             )
         self.hidden_size = hidden_size
         self.score: nn.Module | Callable[[Tensor, Tensor], Tensor] | None = None
@@ -115,34 +104,15 @@ class Decoder(nn.Module):
         self.output = nn.Linear(hidden_size + encoder_size + embedding_size, vocab_size)
 
     def start(self, encoder_final: Tensor) -> Tensor:
-        """The first decoder state ``s_0 = tanh(W_init h_final + b_init)``."""
-        check_tensor("encoder_final", encoder_final, floating=True, dim=2, axes="(batch, H)")
+        """The first decoder state ``s_0 = tanh(W_init h_final + b_init)``: ``(batch, H) -> (batch, hidden)``."""
         return torch.tanh(self.init_state(encoder_final))
 
     def project_keys(self, encoder_outputs: Tensor) -> Tensor:
-        """The keys as the score meets them: ``W_k h_j`` (additive), ``W h_j`` (general) or ``h_j``."""
-        check_tensor("encoder_outputs", encoder_outputs, floating=True, dim=3, axes="(batch, S, H)")
+        """The keys as the score meets them: ``W_k h_j`` (additive), ``W h_j`` (general) or ``h_j``:
+        ``(batch, S, H) -> (batch, S, key_size)``."""
         if isinstance(self.score, nn.Module):
             return self.score.key_projection(encoder_outputs)
         return encoder_outputs
-
-    def _check_memory(self, state, encoder_outputs, encoder_final, source_mask, keys) -> None:
-        # the inputs of a step (state: None before ``start``; keys: None if not given)
-        dtype, size = self.init_state.weight.dtype, self.init_state.in_features
-        check_tensor("encoder_outputs", encoder_outputs, dim=3, axes="(batch, S, H)")
-        batch, length = encoder_outputs.shape[:2]
-        for name, tensor, shape in (
-            ("encoder_outputs", encoder_outputs, (batch, length, size)),
-            ("encoder_final", encoder_final, (batch, size)),
-            ("state", state, (batch, self.hidden_size)),
-        ):
-            if tensor is not None or name != "state":  # forward checks before it has a state
-                check_tensor(name, tensor, floating=dtype, shape=shape)
-        check_mask("source_mask", source_mask, (batch, length), "True = padding")
-        if keys is not None:
-            projection = getattr(self.score, "key_projection", None)
-            width = size if projection is None else projection.out_features
-            check_tensor("keys", keys, floating=dtype, shape=(batch, length, width))
 
     def _score(self, query: Tensor, keys: Tensor) -> Tensor:  # score(query, h_j), keys projected
         if isinstance(self.score, nn.Module):
@@ -157,12 +127,10 @@ class Decoder(nn.Module):
         source_mask: Tensor,
         keys: Tensor | None = None,
     ) -> tuple[Tensor, Tensor | None]:
-        """The context ``c_t`` ``(batch, encoder_size)`` for query ``state`` and its weights ``(batch, source_len)``;
-        ``source_mask`` is True at padding; ``keys``: ``project_keys(encoder_outputs)`` if not given."""
-        self._check_memory(state, encoder_outputs, encoder_final, source_mask, keys)
-        return self._context(state, encoder_outputs, encoder_final, source_mask, keys)
-
-    def _context(self, state, encoder_outputs, encoder_final, source_mask, keys):
+        """The context ``c_t`` ``(batch, encoder_size)`` for query ``state`` ``(batch, hidden)`` and
+        its weights ``(batch, source_len)``; ``encoder_outputs`` ``(batch, S, H)``, ``encoder_final``
+        ``(batch, H)``, ``source_mask`` ``(batch, S)`` True at padding; ``keys``:
+        ``project_keys(encoder_outputs)`` if not given. A step's helper: ``Seq2Seq`` checks."""
         if self.score is None:
             return encoder_final, None
         keys = self.project_keys(encoder_outputs) if keys is None else keys
@@ -185,13 +153,10 @@ class Decoder(nn.Module):
         source_mask: Tensor,
         keys: Tensor | None = None,
     ) -> tuple[Tensor, Tensor, Tensor | None]:
-        """One decoder step (``source_mask``: True = padding): the logits ``(batch, vocab)``, state, weights."""
-        vocab_size = self.embedding.num_embeddings
-        check_token_ids("previous_token", previous_token, vocab_size, axes="(batch)")
-        self._check_memory(state, encoder_outputs, encoder_final, source_mask, keys)
-        check_tensor("previous_token", previous_token, shape=state.shape[:1], axes="(batch,)")
-        embedded = self.embedding(previous_token)
-        context, weights = self._context(state, encoder_outputs, encoder_final, source_mask, keys)
+        """One decoder step, ``previous_token`` ``(batch,)`` and the rest as ``context``'s: the logits
+        ``(batch, vocab)``, the new state and the weights. A step's helper: ``Seq2Seq`` checks."""
+        embedded = self.embedding(previous_token)  # (batch, embedding_size)
+        context, weights = self.context(state, encoder_outputs, encoder_final, source_mask, keys)
         state = self.cell(torch.cat([embedded, context], dim=-1), state)
         return self.output(torch.cat([state, context, embedded], dim=-1)), state, weights
 
@@ -199,14 +164,8 @@ class Decoder(nn.Module):
         self, target_in: Tensor, encoder_outputs: Tensor, encoder_final: Tensor, source_mask: Tensor
     ) -> tuple[Tensor, Tensor | None]:
         """Teacher forcing (``source_mask``: True = padding): step ``t`` reads the true ``target_in[:, t]``;
-        logits ``(batch, T, vocab)`` and weights ``(batch, T, source_len)`` (``None`` without attention)."""
-        check_token_ids("target_in", target_in, self.embedding.num_embeddings, "(batch, T)")
-        self._check_memory(None, encoder_outputs, encoder_final, source_mask, None)
-        if target_in.shape[1] == 0 or len(target_in) != len(encoder_outputs):
-            got = tuple(target_in.shape)
-            raise ValueError(
-                f"target_in must have {len(encoder_outputs)} rows, >= 1 step, got {got}"
-            )
+        logits ``(batch, T, vocab)`` and weights ``(batch, T, source_len)`` (``None`` without attention);
+        the rest as ``context``'s. ``Seq2Seq.forward`` checks."""
         # ``step`` T times, arranged for speed: keys projected and embeddings looked up once, and the
         # output layer, which does not feed back into the recurrence, applied to all steps at the end.
         keys = self.project_keys(encoder_outputs)
@@ -214,7 +173,7 @@ class Decoder(nn.Module):
         embedded = self.embedding(target_in)  # (batch, T, embedding_size)
         states, contexts, all_weights = [], [], []
         for t in range(target_in.shape[1]):  # the recurrence, as in ``step``
-            context, weights = self._context(
+            context, weights = self.context(
                 state, encoder_outputs, encoder_final, source_mask, keys
             )
             state = self.cell(torch.cat([embedded[:, t], context], dim=-1), state)
@@ -256,6 +215,17 @@ class Seq2Seq(nn.Module):
 
     def encode(self, source: Tensor, lengths: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """Encoder outputs ``(batch, S, 2H)``, final state ``(batch, 2H)``, mask ``(batch, S)``, True = padding."""
+        check_token_ids("source", source, len(self.source_vocab), axes="(batch, source_len)")
+        check_tensor("lengths", lengths, dtype=torch.long, shape=source.shape[:1], axes="(batch,)")
+        if lengths.numel() and (int(lengths.min()) < 1 or int(lengths.max()) > source.shape[1]):
+            raise ValueError(
+                f"lengths must lie in 1..{source.shape[1]} (the source length), got {lengths.tolist()}"
+            )
+        if (
+            padding_mask(lengths.to(source.device), source.shape[1])
+            & (source != self.encoder.pad_id)
+        ).any():
+            raise ValueError("lengths must count every token: a source has tokens after its length")
         outputs, final = self.encoder(source, lengths)
         return outputs, final, padding_mask(lengths.to(source.device), source.shape[1])
 
@@ -264,6 +234,11 @@ class Seq2Seq(nn.Module):
     ) -> tuple[Tensor, Tensor | None]:
         """Teacher-forced logits ``(batch, T, target_vocab)`` and attention weights ``(batch, T, S)`` (or None)."""
         outputs, final, mask = self.encode(source, lengths)
+        check_token_ids("target_in", target_in, len(self.target_vocab), "(batch, T)")
+        if target_in.shape[1] == 0 or len(target_in) != len(source):
+            raise ValueError(
+                f"target_in must have {len(source)} rows, >= 1 step, got {tuple(target_in.shape)}"
+            )
         return self.decoder(target_in, outputs, final, mask)
 
 

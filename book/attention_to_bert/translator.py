@@ -11,11 +11,18 @@ import torch
 from torch import nn
 
 from attention_to_bert.data.vocabulary import BOS, EOS, PAD, Vocabulary
-from attention_to_bert.masks import causal_mask, padding_mask_from_ids
+from attention_to_bert.masks import causal_mask
 from attention_to_bert.outputs import Seq2SeqTransformerOutput
 from attention_to_bert.positional import PositionalEncoding
 from attention_to_bert.transformer import Transformer
-from attention_to_bert.validate import check_ints, check_number, check_tensor, check_token_ids
+from attention_to_bert.validate import (
+    check_device,
+    check_ints,
+    check_number,
+    check_same,
+    check_tensor,
+    check_token_ids,
+)
 
 _SPECIAL_IDS = Vocabulary([]).stoi  # where data.Vocabulary puts <pad>, <bos> and <eos>
 
@@ -64,10 +71,10 @@ class Seq2SeqTransformer(nn.Module):
 
     def _check_ids(self, ids: torch.Tensor, name: str, vocab_size: int) -> None:
         check_token_ids(name, ids, vocab_size, axes="(batch, length)")
-        if ids.shape[1] > self.max_len:
-            raise ValueError(
-                f"{name} has length {ids.shape[1]}, longer than max_len={self.max_len}"
-            )
+        check_device(name, ids, self)
+        if not 1 <= ids.shape[1] <= self.max_len:
+            what = "longer than" if ids.shape[1] else "no token; at least one, at most"
+            raise ValueError(f"{name} has length {ids.shape[1]}, {what} max_len={self.max_len}")
 
     def _embed(self, embedding: nn.Embedding, ids: torch.Tensor) -> torch.Tensor:
         return self.positional_encoding(embedding(ids) * math.sqrt(self.d_model))
@@ -79,7 +86,7 @@ class Seq2SeqTransformer(nn.Module):
         weights; ``src_key_padding_mask`` (True = padding) is built from the ids if not given."""
         self._check_ids(src_ids, "src_ids", self.src_embedding.num_embeddings)
         if src_key_padding_mask is None:
-            src_key_padding_mask = padding_mask_from_ids(src_ids, self.pad_id)
+            src_key_padding_mask = src_ids == self.pad_id  # (batch, src_len)
         return self.transformer.encode(
             self._embed(self.src_embedding, src_ids), src_key_padding_mask=src_key_padding_mask
         )
@@ -98,19 +105,21 @@ class Seq2SeqTransformer(nn.Module):
         self._check_ids(tgt_in_ids, "tgt_in_ids", self.tgt_embedding.num_embeddings)
         if (src_ids is None) == (memory_key_padding_mask is None):
             raise TypeError("decode needs src_ids or memory_key_padding_mask (exactly one)")
+        check_tensor("memory", memory, floating=True, dim=3, axes="(batch, src_len, d_model)")
         if memory_key_padding_mask is None:
             self._check_ids(src_ids, "src_ids", self.src_embedding.num_embeddings)
-            memory_key_padding_mask = padding_mask_from_ids(src_ids, self.pad_id)
-        check_tensor("memory", memory, floating=True, dim=3, axes="(batch, src_len, d_model)")
-        sizes = (memory.shape[0], memory_key_padding_mask.shape[0], tgt_in_ids.shape[0])
-        if len(set(sizes)) > 1:
-            raise ValueError(f"memory, src_ids, tgt_in_ids must have the same batch size: {sizes}")
+            memory_key_padding_mask = src_ids == self.pad_id  # (batch, src_len)
+        mask, axes = memory_key_padding_mask, "(batch, src_len), True = padding"
+        check_tensor(
+            "memory_key_padding_mask", mask, dtype=torch.bool, shape=memory.shape[:2], axes=axes
+        )
+        check_same("batch size", memory=len(memory), tgt_in_ids=len(tgt_in_ids))
         length = tgt_in_ids.shape[1]
         output, self_weights, cross_weights = self.transformer.decode(
             self._embed(self.tgt_embedding, tgt_in_ids),
             memory,
             tgt_mask=causal_mask(length, device=tgt_in_ids.device),
-            tgt_key_padding_mask=padding_mask_from_ids(tgt_in_ids, self.pad_id),
+            tgt_key_padding_mask=tgt_in_ids == self.pad_id,
             memory_key_padding_mask=memory_key_padding_mask,
         )
         return self.generator(output), self_weights, cross_weights
@@ -119,11 +128,9 @@ class Seq2SeqTransformer(nn.Module):
         """Next-token logits (batch, tgt_len, tgt_vocab) for ``tgt_in_ids``, the target shifted right
         (``<bos>`` first), and every layer's attention weights: unpacks as ``(logits, attentions)``,
         ``attentions`` a dict ``{"encoder", "decoder", "cross"}`` of lists of (batch, heads, q, k)."""
-        self._check_ids(src_ids, "src_ids", self.src_embedding.num_embeddings)
-        src_key_padding_mask = padding_mask_from_ids(src_ids, self.pad_id)  # built once
-        memory, encoder_weights = self.encode(src_ids, src_key_padding_mask=src_key_padding_mask)
+        memory, encoder_weights = self.encode(src_ids)  # checks src_ids
         logits, self_weights, cross_weights = self.decode(
-            tgt_in_ids, memory, memory_key_padding_mask=src_key_padding_mask
+            tgt_in_ids, memory, memory_key_padding_mask=src_ids == self.pad_id
         )
         return Seq2SeqTransformerOutput(logits, encoder_weights, self_weights, cross_weights)
 

@@ -1,16 +1,17 @@
-"""Argument checks shared by the package, with one rule: a wrong type raises ``TypeError``, a value
-of the right type that is out of range or of the wrong shape raises ``ValueError``."""
+"""Argument checks at the boundary (a model's ``forward``, a config, a function a chapter calls by
+name), once a call: a wrong type raises ``TypeError``, a wrong value or shape ``ValueError``, and the
+message names the argument. Helpers inside a layer do not check: they carry shape comments."""
 
 from __future__ import annotations
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 
-_DTYPE_NAMES = {torch.long: "torch.long", torch.bool: "torch.bool"}
+_NAMES = {torch.long: "torch.long", torch.bool: "torch.bool"}
 
 
 def check_int(name: str, value: object, minimum: int = 1, maximum: int | None = None) -> None:
-    """An ``int`` (not a bool) that is at least ``minimum`` (and at most ``maximum``)."""
+    """An ``int`` (not a bool) in ``[minimum, maximum]``."""
     if not isinstance(value, int) or isinstance(value, bool):
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
     if value < minimum or (maximum is not None and value > maximum):
@@ -24,9 +25,23 @@ def check_ints(minimum: int = 1, maximum: int | None = None, **values: object) -
         check_int(name, value, minimum, maximum)
 
 
+def check_number(name: str, value: object, positive: bool = False) -> None:
+    """A finite real number (not a bool), ``> 0`` if ``positive``."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    if not abs(value) < float("inf") or (positive and value <= 0):
+        raise ValueError(f"{name} must be a finite number{' > 0' if positive else ''}, got {value}")
+
+
+def check_fraction(name: str, value: object, one: bool = False) -> None:
+    """A number in ``[0, 1)``, such as a dropout rate, or in ``[0, 1]`` if ``one``."""
+    check_number(name, value)
+    if not 0 <= value <= 1 or (value == 1 and not one):
+        raise ValueError(f"{name} must be in [0, 1{']' if one else ')'}, got {value}")
+
+
 def check_instance(name: str, value: object, kind: type | tuple[type, ...], what: str = "") -> None:
-    """An instance of ``kind`` (a class, a tuple of them, or ``collections.abc.Callable``);
-    ``what`` names it in the message, such as "a list of str"."""
+    """An instance of ``kind`` (a class, or a tuple of them); ``what`` names it ("a list of str")."""
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         names = [k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,))]
         what = what or "a " + " or ".join(names)
@@ -65,21 +80,6 @@ def check_strings(name: str, value: object) -> None:
         raise TypeError(f"{name} must be a list of strings (put one string in [...]), got {got}")
 
 
-def check_fraction(name: str, value: object, one: bool = False) -> None:
-    """A number in ``[0, 1)``, such as a dropout rate, or in ``[0, 1]`` if ``one``."""
-    check_number(name, value)
-    if not 0 <= value <= 1 or (value == 1 and not one):
-        raise ValueError(f"{name} must be in [0, 1{']' if one else ')'}, got {value}")
-
-
-def check_number(name: str, value: object, positive: bool = False) -> None:
-    """A real number (not a bool), finite, and ``> 0`` if ``positive``."""
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-    if value != value or value in (float("inf"), float("-inf")) or (positive and value <= 0):
-        raise ValueError(f"{name} must be a finite number{' > 0' if positive else ''}, got {value}")
-
-
 def check_tensor(
     name: str,
     value: object,
@@ -91,62 +91,64 @@ def check_tensor(
     axes: str | None = None,
     shape: tuple[int, ...] | None = None,
 ) -> None:
-    """A tensor, of ``dtype`` (or floating point, or of the dtype ``floating``) if asked, with ``dim``
-    (or at least ``min_dim``) axes, or of ``shape``; ``axes`` names them in the error message:
-    ``"(batch, seq)"``."""
+    """A tensor with values (not on the meta device), of ``dtype`` (or floating point, or of the
+    dtype ``floating``), with ``dim`` (or at least ``min_dim``) axes, or of ``shape``; ``axes`` names
+    them in the message: ``"(batch, seq)"``."""
     if not isinstance(value, Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
     if dtype is not None and value.dtype != dtype:
-        raise TypeError(
-            f"{name} must be a {_DTYPE_NAMES.get(dtype, dtype)} tensor, got {value.dtype}"
-        )
-    if floating and not value.is_floating_point():
+        raise TypeError(f"{name} must be a {_NAMES.get(dtype, dtype)} tensor, got {value.dtype}")
+    if floating is not False and not value.is_floating_point():
         raise TypeError(f"{name} must be a floating-point tensor, got {value.dtype}")
     if isinstance(floating, torch.dtype) and value.dtype != floating:
         raise TypeError(
             f"{name} must be a {floating} tensor, to match the weights or the other inputs, got "
             f"{value.dtype}: convert it with .to({floating})"
         )
-    got = tuple(value.shape)
+    got, named = tuple(value.shape), f"{axes} = " if axes else ""
     if dim is not None and value.dim() != dim:
         raise ValueError(f"{name} must have shape {axes or f'of {dim} dimensions'}, got {got}")
     if value.dim() < min_dim:
         raise ValueError(f"{name} must have at least {min_dim} dimensions, got shape {got}")
     if shape is not None and got != tuple(shape):
-        named = f"{axes} = " if axes else ""
         raise ValueError(f"{name} must have shape {named}{tuple(shape)}, got {got}")
+    if value.is_meta:
+        raise ValueError(f"{name} must hold values, got a tensor on the meta device")
 
 
 def check_mask(
     name: str,
     mask: object,
-    shape: tuple[int, ...] | None = None,
+    shape: tuple | None = None,
     meaning: str = "True = may not attend",
     hint: str = "",
-    device: torch.device | None = None,
     axes: str | None = None,
+    device: torch.device | None = None,
 ) -> None:
-    """A bool mask, of ``shape`` (its ``axes`` named) and on ``device`` if given; ``meaning`` says
-    what True means and ``hint`` how to make one, for the error message."""
+    """A bool mask, of ``shape`` and on ``device`` if given; ``meaning`` says what True means,
+    ``hint`` how to make one and ``axes`` names the axes, for the message."""
     if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
-        got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
-        if hint and isinstance(mask, Tensor):
-            got = f"dtype {mask.dtype}; {hint}"
+        got = type(mask).__name__ if not isinstance(mask, Tensor) else mask.dtype
+        got = f"dtype {got}; {hint}" if hint and isinstance(mask, Tensor) else got
         raise TypeError(f"{name} must be a bool tensor ({meaning}), got {got}")
-    if shape is not None and tuple(mask.shape) != tuple(shape):
-        named = f"{axes} = " if axes else ""
-        raise ValueError(f"{name} must have shape {named}{tuple(shape)}, got {tuple(mask.shape)}")
     if device is not None and mask.device != device:
         raise ValueError(f"{name} must be on the inputs' device {device}, got {mask.device}")
+    check_tensor(name, mask, shape=shape, axes=axes)
 
 
-def check_token_ids(
-    name: str, ids: object, vocab_size: int | None = None, axes: str = "(batch, seq)"
-) -> None:
+def check_token_ids(name: str, ids: object, vocab_size: int, axes: str = "(batch, seq)") -> None:
     """A ``torch.long`` tensor with the ``axes`` named, whose ids lie in ``0 .. vocab_size - 1``."""
     check_tensor(name, ids, dtype=torch.long, dim=axes.count(",") + 1, axes=axes)
-    if ids.is_meta:
-        raise ValueError(f"{name} must hold values, got a tensor on the meta device")
-    if vocab_size is not None and ids.numel() and (ids.min() < 0 or ids.max() >= vocab_size):
+    if ids.numel() and (ids.min() < 0 or ids.max() >= vocab_size):
         low, high = ids.min().item(), ids.max().item()
         raise ValueError(f"{name} must lie in [0, {vocab_size}), got values in [{low}, {high}]")
+
+
+def check_device(name: str, value: Tensor, model: nn.Module) -> None:
+    """``value`` on the device of ``model``'s weights, which must hold values (not on meta)."""
+    weight = next(model.parameters())
+    check_tensor(f"{type(model).__name__}'s weights", weight)  # not on the meta device
+    if value.device != weight.device:
+        raise ValueError(
+            f"{name} must be on the model's device {weight.device}, got {value.device}"
+        )

@@ -19,18 +19,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 RULES = [
-    # EncoderLayer.forward takes torch's names, by keyword: src_mask and src_key_padding_mask
-    # (it took key_padding_mask and attn_mask); our encoder layers are named *encoder_layer*.
-    (
-        re.compile(r"\b((?<!torch_)\w*encoder_layer\(\w+, )key_padding_mask="),
-        r"\1src_key_padding_mask=",
-    ),
-    (
-        re.compile(
-            r"\b((?<!torch_)\w*encoder_layer\(\w+, (?:src_key_padding_mask=\w+, )?)attn_mask="
-        ),
-        r"\1src_mask=",
-    ),
+    # issue 52's renames: long_range.train (beside training.train) is long_range.train_reversal,
+    # finetuning.Encoder (beside seq2seq.Encoder) is finetuning.FeatureEncoder. (Our layers now take
+    # the stack's combined masks by name, layer(x, mask): a call by torch's keywords is rewritten by
+    # hand, as chapter 6's were.)
+    (re.compile(r"\blong_range\.train\("), "long_range.train_reversal("),
+    (re.compile(r"\bfinetuning\.Encoder\("), "finetuning.FeatureEncoder("),
 ]
 
 

@@ -345,7 +345,8 @@ def cached_decoding(candidate: Callable[[list, torch.Tensor], torch.Tensor]) -> 
     ``layers`` (``MultiHeadAttention``), computed one position at a time with a cache of keys and
     values per layer, against the full causal recomputation; each position's key must be
     projected once per layer."""
-    from attention_to_bert.multihead import MultiHeadAttention, causal_mask
+    from attention_to_bert.masks import causal_mask
+    from attention_to_bert.multihead import MultiHeadAttention
 
     checker = Checker("cached_decoding")
     for seed, (batch, n, d_model, heads, depth) in enumerate(

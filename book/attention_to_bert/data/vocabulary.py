@@ -54,6 +54,8 @@ class Vocabulary:
 
     def decode(self, ids: Iterable[int], strip_specials: bool = True) -> list[str]:
         """Tokens of ``ids``; stops at ``<eos>`` and drops special tokens unless ``strip_specials`` is False."""
+        if isinstance(ids, torch.Tensor) and ids.dim() > 1:
+            raise ValueError(f"ids must be one sequence (1-D), got shape {tuple(ids.shape)}")
         tokens = []
         for index in ids:
             token = self.itos[_token_id("ids", index, len(self))]
@@ -83,6 +85,8 @@ def pad_sequences(
     if not sequences:
         raise ValueError("sequences must hold at least one sequence, got none")
     check_int("pad_id", pad_id, minimum=0)
+    if length is not None:
+        check_int("length", length, minimum=0)
     for sequence in sequences:
         for value in sequence:
             _token_id("sequences", value, 2**63)

@@ -1,8 +1,8 @@
 """A bad-input audit of the helper package: call public functions as a careful user might get them
 wrong, and classify what happens.
 
-    python scripts/bad_inputs.py          # counts per category, then every case not handled well
-    python scripts/bad_inputs.py -v       # every case
+    python tests/bad_inputs.py          # counts per category, then every case not handled well
+    python tests/bad_inputs.py -v       # every case
 
 Categories: ``clear error`` (TypeError/ValueError naming the argument), ``raw error`` (any other
 exception, or one that does not name the argument), ``silent NaN`` (NaN/inf out of finite or masked
@@ -68,7 +68,7 @@ from attention_to_bert.data import (  # noqa: E402
 )
 from attention_to_bert.data import lookup as LK  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "data"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts" / "data"))
 import pretrain_bert  # noqa: E402  (its PackedPairSampler)
 
 CASES: list[tuple[str, str, str, Callable]] = []  # (label, kind, argument named, call)
@@ -112,14 +112,15 @@ bad("padding_mask negative", "lengths")(lambda: A.padding_mask([-1, 2]))
 bad("padding_mask floats", "lengths")(lambda: A.padding_mask([1.5, 2]))
 bad("padding_mask 2-D", "lengths")(lambda: A.padding_mask([[1, 2]]))
 bad("padding_mask too short", "max_length")(lambda: A.padding_mask([5], max_length=3))
-bad("causal_mask(0)", "size")(lambda: multihead.causal_mask(0))
-bad("causal_mask(2.0)", "size")(lambda: multihead.causal_mask(2.0))
+bad("causal_mask(0)", "size")(lambda: masks.causal_mask(0))
+bad("causal_mask(2.0)", "size")(lambda: masks.causal_mask(2.0))
 bad("padding_mask_from_ids floats", "token_ids")(
-    lambda: multihead.padding_mask_from_ids(torch.ones(2, 3))
+    lambda: masks.padding_mask_from_ids(torch.ones(2, 3))
 )
 bad("padding_mask_from_ids pad_id str", "pad_id")(
-    lambda: multihead.padding_mask_from_ids(src, pad_id="0")
+    lambda: masks.padding_mask_from_ids(src, pad_id="0")
 )
+bad("padding_mask_from_ids pad_id -1", "pad_id")(lambda: masks.padding_mask_from_ids(src, -1))
 bad("masked_softmax int mask", "mask")(
     lambda: A.masked_softmax(torch.randn(2, 3), torch.ones(2, 3))
 )
@@ -391,7 +392,7 @@ NOT_COVERED = {  # public names no probe calls, and why
     "bert.BertLayer": "a building block of BertModel",
 }
 tokenizer = functools.cache(PT.load_tokenizer)
-minilm_encoder = functools.cache(lambda: FT.Encoder("minilm"))
+minilm_encoder = functools.cache(lambda: FT.FeatureEncoder("minilm"))
 ten = vocabulary.Vocabulary("0123456789")
 digits = seq2seq.Seq2Seq(ten, ten, hidden_size=8, embedding_size=4)
 decoder = digits.decoder
@@ -429,12 +430,12 @@ bad("MultiHeadAttention one head, attn_mask shape", "attn_mask")(
         x8, x8, x8, attn_mask=torch.zeros(3, 3, dtype=torch.bool)
     )
 )
-bad("weighted_sum list weights", "weights")(lambda: masks.weighted_sum([[1.0]], v))
-bad("weighted_sum value rows", "value")(lambda: masks.weighted_sum(torch.ones(2, 3, 5), q))
-bad("weighted_sum int mask", "mask")(
-    lambda: masks.weighted_sum(torch.ones(2, 3, 5), v, torch.zeros(2, 3, 5))
+bad("from_attention_mask input_ids a list", "input_ids")(
+    lambda: masks.from_attention_mask(hf_mask, ids.tolist())
 )
-bad("attends_to_nothing int mask", "mask")(lambda: masks.attends_to_nothing(torch.zeros(2, 3)))
+bad("combine_masks attn_mask of 4-D that does not broadcast", "attn_mask")(
+    lambda: masks.combine_masks(2, 5, 5, 2, attn_mask=torch.zeros(3, 1, 5, 5, dtype=torch.bool))
+)
 
 
 @valid("masked_softmax: a row of -inf gives zeros, not NaN")
@@ -458,15 +459,13 @@ def _():
 
 
 # attention
-bad("GeneralScore.score_projected projected_key size", "projected_key")(
-    lambda: A.GeneralScore(4, 6).score_projected(q, torch.randn(2, 5, 6))
-)
-bad("GeneralScore.score_projected list query", "query")(
-    lambda: A.GeneralScore(4, 6).score_projected([1.0], torch.randn(2, 5, 4))
-)
-bad("AdditiveScore.score_projected projected_key size", "projected_key")(
-    lambda: A.AdditiveScore(4, 6, 3).score_projected(q, torch.randn(2, 5, 6))
-)
+
+
+@valid("AdditiveScore.score_projected equals the score")
+def _():
+    score = A.AdditiveScore(4, 6, 3)
+    key = torch.randn(2, 5, 6)
+    return torch.allclose(score.score_projected(q, score.key_projection(key)), score(q, key))
 
 
 @valid("GeneralScore.score_projected equals the score")
@@ -574,22 +573,29 @@ def _():
 # seq2seq
 bad("Encoder(0, 4, 4)", "vocab_size")(lambda: seq2seq.Encoder(0, 4, 4))
 bad("Decoder score 'x'", "score")(lambda: seq2seq.Decoder(10, 4, 8, 8, score="x"))
-bad("Decoder forward target_in of 0 steps", "target_in")(
-    lambda: decoder(torch.ones(2, 0, dtype=torch.long), enc_out, enc_final, src_mask)
+bad("Encoder pad_id outside the vocabulary", "pad_id")(lambda: seq2seq.Encoder(10, 4, 4, 12))
+bad("Encoder pad_id -1", "pad_id")(lambda: seq2seq.Encoder(10, 4, 4, pad_id=-1))
+bad("Seq2Seq target_in of 0 steps", "target_in")(
+    lambda: digits(torch.tensor([[4, 5]]), torch.tensor([2]), torch.ones(1, 0, dtype=torch.long))
 )
-bad("Decoder forward source_mask int", "source_mask")(
-    lambda: decoder(torch.ones(2, 2, dtype=torch.long), enc_out, enc_final, src_mask.long())
+bad("Seq2Seq target_in of another batch", "target_in")(
+    lambda: digits(torch.tensor([[4, 5]]), torch.tensor([2]), torch.ones(2, 3, dtype=torch.long))
 )
-bad("Decoder.start list", "encoder_final")(lambda: decoder.start([1.0]))
-bad("Decoder.project_keys 2-D", "encoder_outputs")(lambda: decoder.project_keys(enc_final))
-bad("Decoder.context state size", "state")(
-    lambda: decoder.context(torch.randn(2, 5), enc_out, enc_final, src_mask)
-)
-bad("Decoder.step out-of-vocabulary id", "previous_token")(
-    lambda: decoder.step(
-        torch.tensor([40, 5]), decoder.start(enc_final), enc_out, enc_final, src_mask
+
+
+@valid("Decoder.start, Decoder.project_keys, Decoder.context: the shapes of one step")
+def _():
+    state = decoder.start(enc_final)
+    context, weights = decoder.context(state, enc_out, enc_final, src_mask)
+    keys = decoder.project_keys(enc_out)
+    return (
+        state.shape == (2, 16)
+        and context.shape == (2, 16)
+        and weights.shape == (2, 3)
+        and (keys.shape[:2] == (2, 3))
     )
-)
+
+
 bad("Seq2Seq.encode float lengths", "lengths")(
     lambda: digits.encode(torch.tensor([[4, 5]]), torch.tensor([2.0]))
 )
@@ -736,8 +742,8 @@ bad("PackedPairSampler.batch size 0", "size")(
 )
 bad("everyday.normalise of a number", "text")(lambda: everyday.normalise(3))
 bad("long_range.make_model unknown name", "name")(lambda: long_range.make_model("cnn", 8))
-bad("long_range.train evaluate=3", "evaluate")(
-    lambda: long_range.train("rnn", 4, 0, steps=1, evaluate=3)
+bad("long_range.train_reversal evaluate=3", "evaluate")(
+    lambda: long_range.train_reversal("rnn", 4, 0, steps=1, evaluate=3)
 )
 bad("long_range.logits_of a plain module", "model")(
     lambda: long_range.logits_of(nn.Linear(2, 2), torch.zeros(1, 2), torch.zeros(1, 3))
@@ -792,7 +798,7 @@ def _():
 
 
 # fine-tuning
-bad("finetuning.Encoder('bogus')", "kind")(lambda: FT.Encoder("bogus"))
+bad("finetuning.FeatureEncoder('bogus')", "kind")(lambda: FT.FeatureEncoder("bogus"))
 bad("mean_pool mask of 2s", "mask")(lambda: FT.mean_pool(x8, torch.full((2, 5), 2)))
 bad("features('bogus')", "kind")(lambda: FT.features("bogus", minilm_encoder(), [("a", 0)]))
 
@@ -958,10 +964,90 @@ def _():
     return "1.23" in table
 
 
+# --- issue 52: what the probes of the round before still found ----------------------------------
+meta_mha = multihead.MultiHeadAttention(8, 2).to("meta")
+bad("MultiHeadAttention on the meta device", "weights")(lambda: meta_mha(x8, x8, x8))
+bad("BertModel on the meta device", "weights")(lambda: bert.BertModel(tiny).to("meta")(ids))
+bad("Seq2SeqTransformer on the meta device", "weights")(
+    lambda: TR.Seq2SeqTransformer(10, 10, 8, 2, 1, 16).to("meta")(src, src)
+)
+bad("ModelOutput[5] out of range", "index")(
+    lambda: outputs.HANOutput(torch.ones(1, 2), torch.ones(1, 3), torch.ones(1, 3, 4))[5]
+)
+bad("ContextAttention values of the wrong feature size", "values")(
+    lambda: han.ContextAttention(4, 3)(torch.randn(2, 5, 6), pad)
+)
+bad("BiGRUEncoder inputs of the wrong feature size", "inputs")(
+    lambda: han.BiGRUEncoder(4, 3)(torch.randn(2, 5, 6), pad)
+)
+bad("HierarchicalAttentionNetwork sentences of zero words", "word_ids")(
+    lambda: han_model(torch.ones(1, 2, 0, dtype=torch.long))
+)
+bad("static_picture include_layers out of range", "include_layers")(
+    lambda: BV.static_picture([ones], ["a", "b", "c"], include_layers=[3])
+)
+bad("static_picture include_heads out of range", "include_heads")(
+    lambda: BV.static_picture([ones], ["a", "b", "c"], include_heads=[2])
+)
+bad("Vocabulary.decode of a 2-D tensor", "ids")(lambda: vocab.decode(torch.tensor([[4, 5]] * 2)))
+bad("pad_sequences float length", "length")(lambda: vocabulary.pad_sequences([[1, 2]], 0, 3.5))
+bad("Seq2SeqTransformer empty source", "src_ids")(
+    lambda: translator(torch.zeros(1, 0, dtype=torch.long), torch.tensor([[2, 4]]))
+)
+bad("Seq2SeqTransformer.decode mask a list", "memory_key_padding_mask")(
+    lambda: translator.decode(
+        torch.tensor([[2, 4]]), torch.randn(1, 2, 8), memory_key_padding_mask=[[False, False]]
+    )
+)
+bad("mean_pool bool mask (True = padding in the book)", "mask")(
+    lambda: FT.mean_pool(x8, torch.ones(2, 5, dtype=torch.bool))
+)
+bad("heatmap labels a string", "x_labels")(lambda: plotting.heatmap(torch.eye(2), "ab", "cd"))
+
+
+@valid("EncoderLayer.feed_forward, DecoderLayer.feed_forward, DecoderLayer.from_torch: torch's")
+def _():
+    twin = nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+    ours = T.DecoderLayer.from_torch(twin)
+    expected = twin.linear2(torch.relu(twin.linear1(x8)))
+    same = torch.allclose(ours.feed_forward(x8), expected)
+    return same and T.EncoderLayer(8, 2, 16).feed_forward(x8).shape == x8.shape
+
+
+@valid("PositionalEncoding: float16 in, float16 out")
+def _():
+    return positional.PositionalEncoding(8)(x8.half()).dtype == torch.float16
+
+
+@valid("attention: a score row of -inf gives zero weights and output, not NaN")
+def _():
+    scores = lambda query, key: torch.full((2, 3, 5), float("-inf"))  # noqa: E731
+    output, weights = A.attention(q, k, v, score=scores)
+    return bool((weights == 0).all() and (output == 0).all())
+
+
+@valid("BiGRUEncoder: padding before a real element reads the real ones alone")
+def _():
+    torch.manual_seed(0)
+    encoder, inputs = han.BiGRUEncoder(2, 3), torch.randn(1, 3, 2)
+    states = encoder(inputs, torch.tensor([[True, False, False]]))
+    alone = encoder(inputs[:, 1:], torch.zeros(1, 2, dtype=torch.bool))
+    return bool((states[0, 0] == 0).all()) and torch.allclose(states[:, 1:], alone)
+
+
+@valid("weighted_sum: a NaN value at a key masked for every query stays out, no sync")
+def _():
+    value = v.clone()
+    value[:, 4] = float("nan")
+    mask = torch.zeros(2, 3, 5, dtype=torch.bool)
+    mask[..., 4] = True
+    return finite(masks.weighted_sum(A.masked_softmax(torch.randn(2, 3, 5), mask), value, mask))
+
+
 def classify(kind: str, argument: str, call: Callable) -> tuple[str, str]:
     try:
         result = call()
-    except (TypeError, ValueError) as error:
+    except (TypeError, ValueError, LookupError) as error:  # LookupError: obj[index or key]
         if kind == "valid":
             return "wrong result", f"rejected: {type(error).__name__}: {error}"
         named = f"{argument}" in str(error)
