@@ -43,6 +43,7 @@ def solved():
     return names, printed.getvalue()
 
 
+@pytest.mark.recomputes
 def test_the_printed_loss_is_its_comment_and_about_a_uniform_guess(solved):
     names, printed = solved
     expected = re.search(r"# (\d\.\d+) vs ln (\d+) = (\d\.\d+)", solution_code())
