@@ -55,7 +55,7 @@ def test_the_script_recomputes_a_shipped_cell(kind):
     module = script()
     rows = json.loads(SHIPPED.read_text())["rows"]
     shipped = next(r for r in rows if (r["model"], r["size"], r["seed"]) == (kind, 16, 0))
-    seeds = [r for r in rows if (r["model"], r["size"], r["lr"]) == (kind, 16, shipped["lr"])]
+    seeds = [r for r in rows if (r["model"], r["size"], r.get("lr")) == (kind, 16, shipped["lr"])]
     assert len(seeds) >= 3
     pool, _, test = sentiment.finetuning_splits()
     threads = torch.get_num_threads()
