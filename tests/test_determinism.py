@@ -125,7 +125,7 @@ def test_a_notebook_gives_the_same_checked_outputs_twice(notebook, alone):
         f"in place (ATEN_CPU_CAPABILITY={FIRST_CPU or 'unset'})": first,
         f"alone (ATEN_CPU_CAPABILITY={os.environ.get(ALONE_CPU) or 'unset'})": second,
     }
-    outputs = {name: check_determinism.checked_outputs(run, PATTERNS) for name, run in runs.items()}
+    outputs = {name: check_determinism.checked_outputs(ran, PATTERNS) for name, ran in runs.items()}
     names = list(runs)
     found = []
     for a, b in ((names[1], names[2]), (names[0], names[1]), (names[0], names[2])):
