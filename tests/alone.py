@@ -26,6 +26,9 @@ from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell
 
 BOOK = ROOT / "book"
+ALONE_CPU = "BOOK_ALONE_CPU"
+"""Where set (CI: ``avx2``), the chapters opened alone run with ``ATEN_CPU_CAPABILITY`` set to it:
+the kernels of another CPU family, whose last bits differ from this machine's."""
 PACKAGE = BOOK / "attention_to_bert"
 NOT_SHIPPED = {"ruff.toml"}  # lint settings of the package's folder, not package data
 PACKAGING = ["pyproject.toml", "README.md", "LICENSE", ".build/.gitignore"]
@@ -131,6 +134,9 @@ class Alone:
         ]
         env["PYTHONPATH"] = os.pathsep.join([str(self.target), *kept])
         env["IPYTHONDIR"] = str(self.ipython_dir)
+        other_cpu = os.environ.get(ALONE_CPU)
+        if other_cpu:  # torch's kernels of another CPU family (read when torch starts)
+            env["ATEN_CPU_CAPABILITY"] = other_cpu
         return env
 
     def run(self, chapter: Path, timeout: int = 900) -> tuple[nbformat.NotebookNode, str]:

@@ -61,6 +61,28 @@ def load_script(path: str, name: str | None = None) -> ModuleType:
     return module
 
 
+SEED_WIDTHS = 3.0
+"""How many standard deviations of the shipped seeds a recomputed training run may stray."""
+ROUNDING_FLOOR = 0.01
+"""The least tolerance of a recomputed accuracy: a 2-4 digit number moved by rounding alone."""
+
+
+def seed_tolerance(seed_values, floor: float = ROUNDING_FLOOR) -> float:
+    """How far a recomputed training result may land from its shipped row: ``SEED_WIDTHS``
+    standard deviations of the same result over the shipped seeds, at least ``floor``.
+
+    On the machine that wrote a file the script recomputes its row exactly. Another CPU's kernels
+    (AVX2, AVX-512, none: ``ATEN_CPU_CAPABILITY``) round in other last bits, and training amplifies
+    them like a change of seed: 0.88 against 0.8583 for chapter 2's ceiling on an AVX2 machine. So a
+    recomputed run is held to the spread its seeds show, not to the writer's machine."""
+    values = [float(v) for v in seed_values]
+    if len(values) < 2:
+        raise ValueError(f"seed_values must hold at least 2 seeds' results, got {len(values)}")
+    mean = sum(values) / len(values)
+    deviation = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5
+    return max(floor, SEED_WIDTHS * deviation)
+
+
 ATOL, RTOL = 1e-5, 1e-4  # float32 against a torch.nn twin; measured differences are ~1e-7 to ~1e-6
 
 

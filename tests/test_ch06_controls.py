@@ -37,6 +37,7 @@ def test_scorer_recorded_is_the_scripts():
 
 
 @pytest.mark.slow
+@pytest.mark.recomputes
 def test_first_steps_agree_with_the_shipped_runs(tmp_path):
     out = tmp_path / "controls.json"
     script().main(["--steps", str(STEPS), "--out", str(out)])

@@ -42,6 +42,7 @@ def test_bad_inputs_are_named(call, error, match):
         call()
 
 
+@pytest.mark.recomputes
 @pytest.mark.parametrize("name", long_range.MODELS)
 def test_a_short_run_is_scored_and_its_first_steps_are_the_shipped_ones(name):
     script = load_script("experiments/ch06_long_range.py")

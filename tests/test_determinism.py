@@ -5,13 +5,21 @@ BOOK_CHECK_DETERMINISM=1 (CI sets it) and is skipped otherwise; the comparison i
 always. The second run is the chapter opened alone against the installed wheel (tests/alone.py,
 shared with tests/test_alone.py), so one run proves both and CI executes no chapter more often;
 `python scripts/notebooks/check_determinism.py` runs a chapter twice in place.
+
+The two runs may use torch's kernels of other CPU families (``ATEN_CPU_CAPABILITY``, read when torch
+starts): ``BOOK_DETERMINISM_CPU`` for the run in place, ``BOOK_ALONE_CPU`` for the run alone. CI sets
+``default`` and ``avx2``, so each chapter also runs as on a CPU without AVX and on an AVX2 one, and
+each run's checked outputs must equal the stored ones (as under nbval) as well as each other: the
+chapter reproduces on other CPUs at no extra run.
 """
 
 import os
 import sys
+from types import SimpleNamespace
 
 import nbformat
 import pytest
+from alone import ALONE_CPU, Alone
 from helpers import NOTEBOOKS, ROOT
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
@@ -21,6 +29,7 @@ import check_determinism  # noqa: E402
 pytestmark = pytest.mark.slow  # skipped by `pytest -m "not slow"`
 
 PATTERNS = check_determinism.sanitize_patterns()
+FIRST_CPU = os.environ.get("BOOK_DETERMINISM_CPU") or None  # None: this machine's kernels
 
 
 def stream(text: str):
@@ -84,6 +93,17 @@ def test_figures_are_compared_only_on_request():
     assert len(compare(first, second, images=True)) == 1
 
 
+def test_each_run_uses_the_cpu_kernels_asked_for(tmp_path, monkeypatch):
+    notebook = run(("import torch\nprint(torch.backends.cpu.get_cpu_capability())", []))
+    path = tmp_path / "capability.ipynb"
+    nbformat.write(notebook, path)
+    ran = check_determinism.execute(path, cpu="default")
+    assert ran.cells[0].outputs[0]["text"].strip() == "DEFAULT"
+    monkeypatch.setenv(ALONE_CPU, "avx2")
+    kernel = Alone.environment(SimpleNamespace(target=tmp_path, ipython_dir=tmp_path))
+    assert kernel["ATEN_CPU_CAPABILITY"] == "avx2"
+
+
 def test_the_notebooks_are_found():
     assert NOTEBOOKS, "no notebooks under book/"
     for path in NOTEBOOKS:
@@ -97,13 +117,17 @@ def test_the_notebooks_are_found():
 )
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_a_notebook_gives_the_same_checked_outputs_twice(notebook, alone):
-    first = check_determinism.execute(notebook)
+    first = check_determinism.execute(notebook, cpu=FIRST_CPU)
     second, _ = alone.run(notebook)  # the same chapter, alone, from the installed wheel
-    found = check_determinism.differences(
-        check_determinism.checked_outputs(first, PATTERNS),
-        check_determinism.checked_outputs(second, PATTERNS),
-        first,
-    )
-    assert not found, (
-        f"{notebook.name} differs between a run in place and a run alone:\n" + "\n".join(found)
-    )
+    runs = {
+        "stored": nbformat.read(notebook, as_version=4),
+        f"in place (ATEN_CPU_CAPABILITY={FIRST_CPU or 'unset'})": first,
+        f"alone (ATEN_CPU_CAPABILITY={os.environ.get(ALONE_CPU) or 'unset'})": second,
+    }
+    outputs = {name: check_determinism.checked_outputs(ran, PATTERNS) for name, ran in runs.items()}
+    names = list(runs)
+    found = []
+    for a, b in ((names[1], names[2]), (names[0], names[1]), (names[0], names[2])):
+        for text in check_determinism.differences(outputs[a], outputs[b], first):
+            found.append(f"{a} -> {b}: {text}")
+    assert not found, f"{notebook.name} differs between its runs:\n" + "\n".join(found)

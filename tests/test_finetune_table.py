@@ -7,7 +7,7 @@ import json
 
 import pytest
 import torch
-from helpers import ROOT, load_script
+from helpers import ROOT, load_script, seed_tolerance
 
 from attention_to_bert.data import sentiment
 
@@ -49,14 +49,14 @@ def test_the_fit_rows_fit_or_ran_out_of_epochs():
 
 
 @pytest.mark.slow
+@pytest.mark.recomputes
 @pytest.mark.parametrize("kind", ["book", "scratch"])
 def test_the_script_recomputes_a_shipped_cell(kind):
     module = script()
-    shipped = next(
-        r
-        for r in json.loads(SHIPPED.read_text())["rows"]
-        if (r["model"], r["size"], r["seed"]) == (kind, 16, 0)
-    )
+    rows = json.loads(SHIPPED.read_text())["rows"]
+    shipped = next(r for r in rows if (r["model"], r["size"], r["seed"]) == (kind, 16, 0))
+    seeds = [r for r in rows if (r["model"], r["size"], r.get("lr")) == (kind, 16, shipped["lr"])]
+    assert len(seeds) >= 3
     pool, _, test = sentiment.finetuning_splits()
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as the script ran
@@ -67,5 +67,7 @@ def test_the_script_recomputes_a_shipped_cell(kind):
         accuracy, _ = module.accuracy(encoder, head, test)
     finally:
         torch.set_num_threads(threads)
-    # exact on the machine that made the file; other CPUs differ in the last digits
-    assert accuracy == pytest.approx(shipped["test_accuracy"], abs=0.01)
+    # exact on the machine that made the file; another CPU fine-tunes another model, as a change
+    # of seed does: held to the spread of the shipped seeds
+    tolerance = seed_tolerance(r["test_accuracy"] for r in seeds)
+    assert accuracy == pytest.approx(shipped["test_accuracy"], abs=tolerance)

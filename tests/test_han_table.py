@@ -8,7 +8,7 @@ import sys
 
 import pytest
 import torch
-from helpers import ROOT, load_script
+from helpers import ROOT, load_script, seed_tolerance
 
 from attention_to_bert.data import sentence_splits
 
@@ -129,17 +129,23 @@ def test_the_mixed_models_swap_only_the_parameter_free_layers():
 
 
 @pytest.mark.slow
+@pytest.mark.recomputes
 def test_the_script_recomputes_the_shipped_seed_0_rows(tmp_path):
     out = tmp_path / "table.json"
     models = ["attention", "mean", "ceiling"]
     arguments = ["--seeds", "0", "--variants", "flat", "--no-grid", "--no-validation"]
     script().main([*arguments, "--models", *models, "--out", str(out)])
     module = sys.modules["ch02_han"]
-    shipped = {module.key(r): r for r in json.loads(SHIPPED.read_text())["seeds"]}
+    seeds = json.loads(SHIPPED.read_text())["seeds"]
+    shipped = {module.key(r): r for r in seeds}
     rows = json.loads(out.read_text())["seeds"]
     assert len(rows) == 3
     for row in rows:
         expected = shipped[module.key(row)]
+        same_model = [r for r in seeds if (r["model"], r["sentence_gru"]) == (row["model"], False)]
+        assert sorted(r["seed"] for r in same_model) == [0, 1, 2]
         for name in ("train", "test", "crowded"):
-            # exact on the machine that made the file; other CPUs differ in the last digits
-            assert row[name] == pytest.approx(expected[name], abs=0.01), (row, expected)
+            # exact on the machine that made the file; another CPU trains another model (the
+            # ceiling's test accuracy: 0.88 on AVX2 against 0.8583), held to its seeds' spread
+            tolerance = seed_tolerance(r[name] for r in same_model)
+            assert row[name] == pytest.approx(expected[name], abs=tolerance), (name, row, expected)

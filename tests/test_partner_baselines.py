@@ -7,6 +7,7 @@ attention model of seed 0 and compares it with the file.
 
 import pytest
 from helpers import load_script as load_experiment
+from helpers import seed_tolerance
 
 from attention_to_bert import results
 
@@ -38,13 +39,13 @@ def test_baselines_are_complete_and_follow_their_recipe(model):
 
 
 @pytest.mark.slow
+@pytest.mark.recomputes
 def test_attention_row_reruns():
     script = load_script()
     (row,) = script.run("attention", 1e-2, 0.0, 2, 0)
-    (shipped,) = [
-        r
-        for r in results.load("ch04_partner")["rows"]
-        if (r["model"], r["seed"]) == ("attention", 0)
-    ]
+    seeds = [r for r in results.load("ch04_partner")["rows"] if r["model"] == "attention"]
+    (shipped,) = [r for r in seeds if r["seed"] == 0]
+    # exact on the machine that wrote the file; another CPU rounds differently: held to the
+    # spread of the shipped seeds (here all within 0.001, so the floor, 0.01)
     for key in ("training", "validation", "test"):
-        assert abs(row[key] - shipped[key]) <= 0.01, key
+        assert abs(row[key] - shipped[key]) <= seed_tolerance(r[key] for r in seeds), key

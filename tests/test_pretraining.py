@@ -206,6 +206,7 @@ def test_the_shipped_checkpoints_load_with_strict_keys_and_beat_the_unigram_base
     assert held_out["top5"] > held_out["unigram_top5"] + 0.05
 
 
+@pytest.mark.recomputes
 def test_the_everyday_model_fills_more_everyday_blanks_than_the_dictionary_one():
     from attention_to_bert.data.everyday import cloze_rows
 

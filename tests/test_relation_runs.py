@@ -22,6 +22,7 @@ def keep_threads():
     torch.set_num_threads(threads)
 
 
+@pytest.mark.recomputes
 def test_first_run_equals_the_shipped_row(tmp_path, keep_threads):
     out = tmp_path / "runs.json"
     [first] = script().main(["--runs", "1", "--out", str(out)])
@@ -72,6 +73,7 @@ def test_bad_arguments(tmp_path):
 LAYER_SHIPPED = SHIPPED.with_name("ch05_layer_runs.json")
 
 
+@pytest.mark.recomputes
 def test_first_layer_run_equals_the_shipped_row(tmp_path, keep_threads):
     out = tmp_path / "layer.json"
     [first] = script().main(["--layer", "--runs", "1", "--out", str(out)])

@@ -8,7 +8,7 @@ and compares it with the file.
 import json
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, seed_tolerance
 from helpers import load_script as load_experiment
 
 TABLE = ROOT / "book" / "attention_to_bert" / "results" / "ch03_baselines.json"
@@ -56,16 +56,21 @@ def test_table_is_complete_and_follows_its_recipe(task, sweep_steps, long_steps,
 
 
 @pytest.mark.slow
+@pytest.mark.recomputes
 def test_first_row_reproduces():
     """The script's first digits row (seed 0, no attention, the first rate) against the file."""
     script = load_script()
     lr = script.DIGIT_LRS[0]
     (again,) = script.digit_run(None, lr, 144, seed=0)
-    (shipped,) = [
+    seeds = [
         r
         for r in rows()
-        if (r["task"], r["score"], r["lr"], r["steps"], r["seed"]) == ("digits", "none", lr, 144, 0)
+        if (r["task"], r["score"], r["lr"], r["steps"]) == ("digits", "none", lr, 144)
     ]
-    # The same recipe on another CPU can round differently and move a half-trained model a little.
+    assert sorted(r["seed"] for r in seeds) == list(SEEDS)
+    (shipped,) = [r for r in seeds if r["seed"] == 0]
+    # The same recipe on another CPU rounds differently and moves a half-trained model like a
+    # change of seed: held to the spread of the shipped seeds
     for key in ("training", "validation", "held_out"):
-        assert again[key] == pytest.approx(shipped[key], abs=0.03), key
+        tolerance = seed_tolerance(r[key] for r in seeds)
+        assert again[key] == pytest.approx(shipped[key], abs=tolerance), key

@@ -6,6 +6,7 @@ cheap row (hidden size 64, rate 0.01, 144 steps, seed 0) and compares it with th
 
 import pytest
 from helpers import load_script as load_experiment
+from helpers import seed_tolerance
 
 from attention_to_bert import results
 
@@ -39,15 +40,20 @@ def test_controls_are_complete_and_follow_their_recipe():
 
 
 @pytest.mark.slow
+@pytest.mark.recomputes
 def test_first_hidden64_row_reruns():
     """Re-run the 144-step sweep row at 0.01 (seed 0). The shipped file was computed with torch 2.11
     on another machine: a rerun here agrees only within a few hundredths."""
     script = load_script()
     (row,) = script.hidden64_run(0.01, 144, 0)
-    (shipped,) = [
+    seeds = [
         r
         for r in results.load("ch03_controls")["rows"]
-        if (r["job"], r["lr"], r["steps"], r["seed"]) == ("hidden64", 0.01, 144, 0)
+        if (r["job"], r["lr"], r["steps"]) == ("hidden64", 0.01, 144)
     ]
+    assert sorted(r["seed"] for r in seeds) == list(SEEDS)
+    (shipped,) = [r for r in seeds if r["seed"] == 0]
+    # another machine or torch version trains another model, as a change of seed does: held to
+    # the spread of the shipped seeds
     for key in ("training", "validation", "held_out"):
-        assert abs(row[key] - shipped[key]) <= 0.05, key
+        assert abs(row[key] - shipped[key]) <= seed_tolerance(r[key] for r in seeds), key

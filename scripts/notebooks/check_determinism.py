@@ -119,11 +119,17 @@ def differences(first: dict[int, dict], second: dict[int, dict], notebook) -> li
     return found
 
 
-def execute(path: Path, timeout: int = 900):
-    """A fresh kernel runs the notebook top to bottom in its folder; return the executed notebook."""
+def execute(path: Path, timeout: int = 900, cpu: str | None = None):
+    """A fresh kernel runs the notebook top to bottom in its folder; return the executed notebook.
+    ``cpu`` (``"avx2"``, ``"default"``, ...) sets the kernel's ``ATEN_CPU_CAPABILITY``: torch's
+    kernels of another CPU family."""
     notebook = nbformat.read(path, as_version=4)
     where = {"metadata": {"path": str(path.parent)}}
-    NotebookClient(notebook, timeout=timeout, kernel_name="python3", resources=where).execute()
+    client = NotebookClient(notebook, timeout=timeout, kernel_name="python3", resources=where)
+    if cpu:
+        client.execute(env={**os.environ, "ATEN_CPU_CAPABILITY": cpu})
+    else:
+        client.execute()
     return notebook
 
 
