@@ -1,0 +1,850 @@
+"""Your own sentences: fine-tune the book's BERT (or MiniLM) on a labelled CSV or TSV file.
+
+    python -m attention_to_bert.finetune my.csv --text-column text --label-column label
+    result = finetune_csv("my.csv", text_column="text", label_column="label")
+
+The rows are split into training, validation and test sets (seeded, stratified: each class in the
+same shares). The model is fine-tuned with chapter 8's recipe (section 8.7: AdamW, weight decay 0.01,
+batch 16, dropout 0.1, linear warm-up over the first 10% of the steps then linear decay, at least 10
+epochs and 100 steps), once for each peak rate of a small grid, and the run that scores best on the
+validation set is kept. Its classifier is Hugging Face's ``BertForSequenceClassification``: the
+pooled [CLS] (dense + tanh), dropout, a linear layer, so that the saved folder loads in
+``transformers``. On the test set it is compared with chapter 8's two baselines, each with its
+``C`` chosen on the validation set: TF-IDF (words and word pairs) with logistic regression, and the
+model's static vectors (the mean of its input token embeddings, before fine-tuning) with logistic
+regression. ``FineTuneResult`` holds the table, the figure, the attention views and the predictions;
+with ``out`` the folder gets the weights and tokenizer (Hugging Face's layout), ``predictions.csv``,
+``report.json`` and ``report.png``. The shipped example is ``example_path()``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import csv
+import io
+import json
+import math
+import os
+import re
+import shutil
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from attention_to_bert.bert import BertModel, init_weights
+from attention_to_bert.validate import check_fraction, check_instance, check_int
+
+MODELS = ("book", "minilm")
+# peak learning rates tried, chosen on validation (chapter 8.7's grids)
+LEARNING_RATES = {"book": (1e-4, 3e-4, 1e-3), "minilm": (1e-5, 3e-5, 1e-4)}
+READS = {"book": 64, "minilm": 128}  # tokens read by default, [CLS] and [SEP] included
+TFIDF_C = (0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
+STATIC_C = (0.001, 0.01, 0.1, 1.0, 10.0)
+SPLIT_NAMES = ("train", "validation", "test")
+BINARY_STARTS = {  # what a file that is no CSV often is
+    b"PK\x03\x04": "a ZIP archive (an Excel .xlsx or OpenDocument file is one)",
+    b"\xd0\xcf\x11\xe0": "an old Excel (.xls) or Word file",
+    b"%PDF": "a PDF",
+    b"\x1f\x8b": "a gzip archive",
+}
+NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+
+
+def example_path() -> Path:
+    """The shipped example: 300 UCI review sentences labelled by where they were written (``film``,
+    ``restaurant`` or ``product``), columns ``text`` and ``label`` (see ``data/finetune/README.md``)."""
+    return Path(str(resources.files("attention_to_bert").joinpath("data/finetune/reviews.csv")))
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the file: every problem named by its row or column, with what to do about it
+
+
+@dataclass
+class LabelledRows:
+    """The rows of a labelled file: ``texts``, ``labels`` (strings as written, stripped), the
+    spreadsheet ``row`` numbers (the header is row 1) and the ``classes`` in their sorted order."""
+
+    texts: list[str]
+    labels: list[str]
+    rows: list[int]
+    classes: list[str]
+    columns: list[str]
+
+
+def _rows_named(rows: list[int], limit: int = 5) -> str:
+    shown = ", ".join(map(str, rows[:limit]))
+    more = f" and {len(rows) - limit} more" if len(rows) > limit else ""
+    return f"row{'s' if len(rows) > 1 else ''} {shown}{more}"
+
+
+def _decode(path: Path, raw: bytes) -> str:
+    for start, what in BINARY_STARTS.items():
+        if raw.startswith(start):
+            raise ValueError(
+                f"{path} is not a CSV or TSV file: it looks like {what}. Save it as CSV "
+                "(in Excel or LibreOffice: Save As, 'CSV UTF-8') and pass that file."
+            )
+    if b"\x00" in raw[:4096]:
+        raise ValueError(
+            f"{path} is not a text file (it holds zero bytes; UTF-16 text does too): save it as "
+            "CSV UTF-8 and pass that file."
+        )
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = raw[: error.start].count(b"\n") + 1
+        column = error.start - (raw.rfind(b"\n", 0, error.start) + 1) + 1
+        raise ValueError(
+            f"{path} is not UTF-8: line {line}, byte {column} is 0x{raw[error.start]:02x}. "
+            "Save the file as UTF-8 (in Excel: Save As, 'CSV UTF-8'; or "
+            "iconv -f latin1 -t utf-8), then pass it again."
+        ) from None
+
+
+def _delimiter(path: Path, text: str) -> str:
+    suffix = path.suffix.lower()
+    first = text.lstrip()[:1]
+    if first in ("{", "[") or suffix in (".json", ".jsonl"):
+        raise ValueError(
+            f"{path} is not a CSV or TSV file: it looks like JSON. Write one row per sentence "
+            "with a header line, columns separated by commas (.csv) or tabs (.tsv)."
+        )
+    if suffix == ".csv":
+        return ","
+    if suffix in (".tsv", ".tab"):
+        return "\t"
+    header = text.splitlines()[0] if text.strip() else ""
+    found = [d for d in ("\t", ",", ";") if d in header]
+    if suffix not in ("", ".txt", ".dat") or not found:
+        raise ValueError(
+            f"{path} is not a CSV or TSV file (suffix {suffix or 'none'!r}, header "
+            f"{header[:60]!r}): pass a .csv file (commas) or a .tsv file (tabs) with a header line."
+        )
+    return found[0]
+
+
+def read_labelled(path: str | os.PathLike, text_column: str, label_column: str) -> LabelledRows:
+    """Read and check a labelled CSV (commas) or TSV (tabs) file with a header line: every text a
+    sentence with words, every label given, labels all numbers or all words, two classes or more."""
+    if not isinstance(path, str | os.PathLike):
+        raise TypeError(f"path must be a CSV or TSV file's path (str or Path), got {type(path)}")
+    for name, value in (("text_column", text_column), ("label_column", label_column)):
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a column name (str), got {type(value).__name__}")
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"path: no such file: {path} (looked from {Path.cwd()})")
+    if path.is_dir():
+        raise ValueError(f"path: {path} is a folder; pass the CSV or TSV file inside it")
+    text = _decode(path, path.read_bytes())
+    if not text.strip():
+        raise ValueError(f"{path} is empty: it needs a header line and one row per sentence")
+    delimiter = _delimiter(path, text)
+    records = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+    header = [name.strip() for name in records[0]]
+    kind = "TSV (tabs)" if delimiter == "\t" else "CSV (commas)"
+    if len(header) < 2:
+        raise ValueError(
+            f"{path}: the header has one column only ({header[0]!r:.60}); read as {kind}. "
+            "A text column and a label column are needed: check the separator."
+        )
+    for name, wanted in (("text_column", text_column), ("label_column", label_column)):
+        if wanted not in header:
+            raise ValueError(
+                f"{name}: there is no column {wanted!r} in {path}; its columns are "
+                f"{', '.join(map(repr, header))}. Pass one of them (--{name.replace('_', '-')})."
+            )
+    if text_column == label_column:
+        raise ValueError(f"text_column and label_column are both {text_column!r}: pass two columns")
+    t, y = header.index(text_column), header.index(label_column)
+    texts, labels, rows = [], [], []
+    for number, record in enumerate(records[1:], start=2):
+        if not any(cell.strip() for cell in record):
+            continue  # a blank line
+        if len(record) != len(header):
+            raise ValueError(
+                f"{path}: row {number} has {len(record)} fields, the header {len(header)} "
+                f"(read as {kind}). Put quotes around a text that holds the separator."
+            )
+        texts.append(record[t].strip())
+        labels.append(record[y].strip())
+        rows.append(number)
+    if not rows:
+        raise ValueError(f"{path} has a header but no rows: add one row per sentence")
+    _check_cells(path, texts, labels, rows, text_column, label_column)
+    return LabelledRows(texts, labels, rows, _classes(labels), header)
+
+
+def _check_cells(path, texts, labels, rows, text_column, label_column) -> None:
+    empty = [row for row, text in zip(rows, texts, strict=True) if not text]
+    if empty:
+        raise ValueError(
+            f"{path}: column {text_column!r} is empty in {_rows_named(empty)}: "
+            "write the sentence there or delete the row."
+        )
+    wordless = [(row, t) for row, t in zip(rows, texts, strict=True) if not any(map(str.isalpha, t))]
+    if wordless:
+        seen = ", ".join(f"{t!r:.20}" for _, t in wordless[:3])
+        raise ValueError(
+            f"{path}: column {text_column!r} holds no words in {_rows_named([r for r, _ in wordless])}"
+            f" ({seen}): is it the text column? Each row needs a sentence."
+        )
+    unlabelled = [row for row, label in zip(rows, labels, strict=True) if not label]
+    if unlabelled:
+        raise ValueError(
+            f"{path}: column {label_column!r} is empty in {_rows_named(unlabelled)}: "
+            "label every row or delete the unlabelled ones."
+        )
+    numbers = [bool(NUMBER.fullmatch(label)) for label in labels]
+    if any(numbers) and not all(numbers):
+        number = next(i for i, n in enumerate(numbers) if n)
+        word = next(i for i, n in enumerate(numbers) if not n)
+        raise ValueError(
+            f"{path}: column {label_column!r} mixes numbers and words: row {rows[number]} has "
+            f"{labels[number]!r}, row {rows[word]} has {labels[word]!r}. Use one kind of label "
+            "for every row (all words, or all numbers)."
+        )
+
+
+def _classes(labels: list[str]) -> list[str]:
+    names = set(labels)
+    if all(NUMBER.fullmatch(label) for label in names):
+        return sorted(names, key=lambda label: (float(label), label))
+    return sorted(names)
+
+
+def stratified_split(
+    labels: list[str], seed: int = 0, validation: float = 0.2, test: float = 0.2
+) -> list[str]:
+    """Each row's split (``"train"``, ``"validation"`` or ``"test"``): within each class, shuffled
+    with ``seed``, ``round(share * n)`` rows (at least one) to validation and to test, the rest to
+    training. A class needs at least 3 rows."""
+    check_int("seed", seed, minimum=0)
+    check_fraction("validation", validation)
+    check_fraction("test", test)
+    if validation + test >= 1:
+        raise ValueError(f"validation + test must be below 1, got {validation} + {test}")
+    split = ["train"] * len(labels)
+    generator = np.random.default_rng(seed)
+    for name in _classes(labels):
+        members = [i for i, label in enumerate(labels) if label == name]
+        generator.shuffle(members)
+        n_val = max(1, round(validation * len(members)))
+        n_test = max(1, round(test * len(members)))
+        if len(members) - n_val - n_test < 1:
+            raise ValueError(f"class {name!r}: {len(members)} rows are too few to split")
+        for i in members[:n_test]:
+            split[i] = "test"
+        for i in members[n_test : n_test + n_val]:
+            split[i] = "validation"
+    return split
+
+
+def _check_classes(data: LabelledRows, path: Path, label_column: str) -> None:
+    counts = {name: data.labels.count(name) for name in data.classes}
+    if len(counts) < 2:
+        (name, count), = counts.items()
+        raise ValueError(
+            f"{path}: column {label_column!r} has one class only ({name!r}, {count} rows): a "
+            "classifier needs at least two. Add rows of another class, or check the column."
+        )
+    small = {name: count for name, count in counts.items() if count < 3}
+    if small:
+        name, count = next(iter(small.items()))
+        rows = [r for r, label in zip(data.rows, data.labels, strict=True) if label == name]
+        raise ValueError(
+            f"{path}: class {name!r} has {count} row{'s' * (count > 1)} ({_rows_named(rows)}); the "
+            "split needs at least 3 of each class (one each for training, validation and test). "
+            f"Add rows of it, or merge it into another class. Classes: {counts}"
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# The models
+
+
+class SequenceClassifier(nn.Module):
+    """Hugging Face's ``BertForSequenceClassification`` on our ``BertModel``, with its names:
+    ``bert``, then dropout and ``classifier`` (a linear layer) on the pooled [CLS]."""
+
+    def __init__(self, bert: BertModel, num_labels: int) -> None:
+        super().__init__()
+        check_instance("bert", bert, BertModel)
+        check_int("num_labels", num_labels, minimum=2)
+        self.bert = bert
+        self.dropout = nn.Dropout(bert.config.hidden_dropout_prob)
+        self.classifier = nn.Linear(bert.config.hidden_size, num_labels)
+        init_weights(self.classifier, bert.config.initializer_range)
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        token_type_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """The logits ``(batch, num_labels)``."""
+        pooled = self.bert(input_ids, token_type_ids, attention_mask, output_attentions=False)
+        return self.classifier(self.dropout(pooled.pooler_output))
+
+
+def load_encoder(model: str) -> tuple[BertModel, Any]:
+    """``(encoder, tokenizer)``: the book's everyday checkpoint (``pretraining.load_pretrained()``)
+    or all-MiniLM-L6-v2, dropout 0.1, and a Hugging Face tokenizer that adds [CLS] and [SEP]."""
+    from attention_to_bert.bert import BertConfig, load_minilm
+
+    if model == "book":
+        from tokenizers.processors import TemplateProcessing
+        from transformers import PreTrainedTokenizerFast
+
+        from attention_to_bert.pretraining import load_pretrained
+
+        pretrained, raw, _ = load_pretrained()
+        encoder = pretrained.bert
+        cls_id, sep_id = raw.token_to_id("[CLS]"), raw.token_to_id("[SEP]")
+        raw.post_processor = TemplateProcessing(  # [CLS] text [SEP], as pre-training read it
+            single="[CLS] $A [SEP]",
+            pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+            special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)],
+        )
+        tokenizer = PreTrainedTokenizerFast(
+            tokenizer_object=raw,
+            unk_token="[UNK]",
+            pad_token="[PAD]",
+            cls_token="[CLS]",
+            sep_token="[SEP]",
+            mask_token="[MASK]",
+        )
+    else:
+        encoder, tokenizer = load_minilm()
+    values = vars(encoder.config) | {
+        "hidden_dropout_prob": 0.1,
+        "attention_probs_dropout_prob": 0.1,
+        "attn_implementation": "sdpa",  # the fused kernel, unless the weights are asked for
+    }
+    fresh = BertModel(BertConfig(**values))
+    fresh.load_state_dict(encoder.state_dict())
+    return fresh, tokenizer
+
+
+def _encode(tokenizer: Any, texts: list[str], max_length: int) -> dict[str, torch.Tensor]:
+    return tokenizer(
+        texts, padding=True, truncation=True, max_length=max_length, return_tensors="pt"
+    )
+
+
+def _batches(encoded: dict, order: list[int], size: int):
+    """Batches of ``encoded`` rows in ``order``, trimmed to their longest row."""
+    for start in range(0, len(order), size):
+        chosen = torch.tensor(order[start : start + size])
+        mask = encoded["attention_mask"][chosen]
+        width = int(mask.sum(1).max())
+        yield chosen, encoded["input_ids"][chosen, :width], mask[:, :width]
+
+
+@torch.no_grad()
+def predict_ids(classifier: SequenceClassifier, encoded: dict, batch_size: int = 64) -> np.ndarray:
+    """The logits of every row of ``encoded`` (rows batched by length: no prediction changes)."""
+    classifier.eval()
+    lengths = encoded["attention_mask"].sum(1).tolist()
+    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    out = torch.zeros(len(lengths), classifier.classifier.out_features)
+    for chosen, ids, mask in _batches(encoded, order, batch_size):
+        out[chosen] = classifier(ids, None, mask)
+    return out.numpy()
+
+
+def fine_tune(
+    encoder: BertModel,
+    num_labels: int,
+    encoded: dict,
+    targets: torch.Tensor,
+    lr: float,
+    seed: int,
+    epochs: int = 10,
+    min_steps: int = 100,
+    batch_size: int = 16,
+    progress: Any = None,
+) -> SequenceClassifier:
+    """A copy of ``encoder`` fine-tuned with a new classifier: AdamW (weight decay 0.01 on the
+    matrices), linear warm-up over 10% of the steps to ``lr``, then linear decay to 0."""
+    torch.manual_seed(seed)
+    classifier = SequenceClassifier(copy.deepcopy(encoder), num_labels)
+    count = len(targets)
+    size = min(batch_size, count)
+    per_epoch = math.ceil(count / size)
+    steps = max(min_steps, epochs * per_epoch)
+    decay = [p for p in classifier.parameters() if p.ndim > 1]
+    rest = [p for p in classifier.parameters() if p.ndim <= 1]
+    optimizer = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": 0.01}, {"params": rest, "weight_decay": 0.0}], lr=lr
+    )
+    warm = max(1, steps // 10)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: (s + 1) / warm if s < warm else (steps - s) / (steps - warm)
+    )
+    generator = torch.Generator().manual_seed(seed)
+    classifier.train()
+    for step in range(steps):
+        if step % per_epoch == 0:
+            order = torch.randperm(count, generator=generator).tolist()
+        start = (step % per_epoch) * size
+        _, ids, mask = next(_batches(encoded, order[start : start + size], size))
+        chosen = torch.tensor(order[start : start + size])
+        loss = F.cross_entropy(classifier(ids, None, mask), targets[chosen])
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        schedule.step()
+        if progress is not None:
+            progress.update(1)
+    return classifier.eval()
+
+
+def fine_tune_steps(rows: int, epochs: int = 10, min_steps: int = 100, batch_size: int = 16) -> int:
+    """The number of steps ``fine_tune`` takes on ``rows`` training rows."""
+    return max(min_steps, epochs * math.ceil(rows / min(batch_size, rows)))
+
+
+@torch.no_grad()
+def static_vectors(encoder: BertModel, encoded: dict, special_ids: list[int]) -> np.ndarray:
+    """The mean of the input token embeddings of each row, [CLS], [SEP] and padding left out."""
+    ids = encoded["input_ids"]
+    keep = encoded["attention_mask"].bool() & ~torch.isin(ids, torch.tensor(special_ids))
+    table = encoder.embeddings.word_embeddings(ids)
+    weights = keep.unsqueeze(-1).to(table.dtype)
+    return ((table * weights).sum(1) / weights.sum(1).clamp_min(1.0)).numpy()
+
+
+def _choose_c(make, grid, x_train, y_train, x_val, y_val) -> tuple[float, dict, Any]:
+    """The ``C`` of ``grid`` whose model scores best on validation (the first of a tie)."""
+    scores, fitted = {}, {}
+    for c in grid:
+        fitted[c] = make(c).fit(x_train, y_train)
+        scores[c] = float(fitted[c].score(x_val, y_val))
+    best = max(grid, key=scores.__getitem__)
+    return best, scores, fitted[best]
+
+
+def baselines(
+    texts: list[str], targets: np.ndarray, split: np.ndarray, vectors: np.ndarray
+) -> dict[str, dict]:
+    """TF-IDF and static vectors, each with logistic regression, ``C`` chosen on validation: their
+    predictions for every row, the ``C`` and the validation accuracy of each ``C``."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    train, val = split == "train", split == "validation"
+    vectorizer = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True)
+    x_train = vectorizer.fit_transform([t for t, keep in zip(texts, train, strict=True) if keep])
+    x_all = vectorizer.transform(texts)
+    results = {}
+    for name, grid, x, make in (
+        ("tfidf", TFIDF_C, x_all, lambda c: LogisticRegression(C=c, max_iter=2000)),
+        (
+            "static",
+            STATIC_C,
+            vectors,
+            lambda c: make_pipeline(StandardScaler(), LogisticRegression(C=c, max_iter=2000)),
+        ),
+    ):
+        c, scores, fitted = _choose_c(make, grid, x[train], targets[train], x[val], targets[val])
+        results[name] = {"C": c, "validation": scores, "predicted": fitted.predict(x)}
+    return results
+
+
+# ---------------------------------------------------------------------------------------------
+# The result
+
+
+NAMES = {
+    "finetuned": "{model} BERT, fine-tuned",
+    "tfidf": "TF-IDF + logistic regression",
+    "static": "static vectors + logistic regr.",
+}
+
+
+@dataclass
+class FineTuneResult:
+    """What ``finetune_csv`` found: ``report`` (also ``report.json``), ``predictions`` (a dict per
+    row, also ``predictions.csv``), the fine-tuned ``classifier`` and its ``tokenizer``."""
+
+    report: dict
+    predictions: list[dict]
+    classifier: SequenceClassifier
+    tokenizer: Any
+    out: Path | None = None
+    _max_length: int = field(default=64, repr=False)
+
+    def table(self) -> str:
+        """The test accuracy of the fine-tuned model and the two baselines, and what was chosen."""
+        report, test = self.report, self.report["test"]
+        lines = [
+            f"test accuracy on {report['split']['test']} of {report['rows']} rows "
+            f"({len(report['classes'])} classes, seed {report['seed']})",
+            f"{'model':34}{'accuracy':>9}  chosen on validation",
+        ]
+        chosen = {
+            "finetuned": f"peak rate {report['finetuned']['lr']:g}",
+            "tfidf": f"C {report['tfidf']['C']:g}",
+            "static": f"C {report['static']['C']:g}",
+        }
+        for key, name in NAMES.items():
+            label = name.format(model=report["model"])
+            lines.append(f"{label:34}{test[key]:9.3f}  {chosen[key]}")
+        lines.append(f"{'majority class':34}{test['majority']:9.3f}")
+        if report["truncated"]["count"]:
+            lines.append(
+                f"{report['truncated']['count']} texts were cut to the "
+                f"{report['max_length']} tokens the model reads"
+            )
+        return "\n".join(lines)
+
+    def figure(self):
+        """Test accuracy of the three models (bars) and the fine-tuned model's confusion matrix."""
+        import matplotlib.pyplot as plt
+
+        report = self.report
+        classes = report["classes"]
+        fig, (bars, grid) = plt.subplots(
+            1, 2, figsize=(10, 4), gridspec_kw={"width_ratios": [1, 1.1]}
+        )
+        names = [NAMES[k].format(model=report["model"]) for k in NAMES]
+        values = [report["test"][k] for k in NAMES]
+        bars.barh(names[::-1], values[::-1], color=["#999999", "#bbbbbb", "#4477aa"])
+        bars.axvline(report["test"]["majority"], color="black", linestyle="--", linewidth=1)
+        bars.text(report["test"]["majority"], -0.6, " majority class", fontsize=8)
+        for y, value in enumerate(values[::-1]):
+            bars.text(value, y, f" {value:.2f}", va="center", fontsize=9)
+        bars.set_xlim(0, 1.12)
+        bars.set_xlabel(f"test accuracy ({report['split']['test']} rows)")
+        bars.set_title("Fine-tuned model and the two baselines")
+        matrix = np.array(report["finetuned"]["confusion"])
+        image = grid.imshow(matrix, cmap="Blues")
+        for (i, j), count in np.ndenumerate(matrix):
+            light = count > matrix.max() / 2
+            grid.text(j, i, str(count), ha="center", va="center", color="white" if light else "k")
+        grid.set_xticks(range(len(classes)), classes, rotation=45, ha="right")
+        grid.set_yticks(range(len(classes)), classes)
+        grid.set_xlabel("predicted label")
+        grid.set_ylabel("true label")
+        grid.set_title("Fine-tuned model: confusion matrix (test)")
+        fig.colorbar(image, ax=grid, label="test rows")
+        fig.tight_layout()
+        return fig
+
+    def predict(self, texts: list[str]) -> list[str]:
+        """The fine-tuned model's label for each text."""
+        if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
+            raise TypeError("texts must be a list of strings (put one string in [...])")
+        logits = predict_ids(self.classifier, _encode(self.tokenizer, texts, self._max_length))
+        return [self.report["classes"][i] for i in logits.argmax(1)]
+
+    def attention(self, text: str) -> tuple[list[torch.Tensor], list[str]]:
+        """The fine-tuned model's attention for ``text``: a ``(1, heads, seq, seq)`` tensor per
+        layer, and the tokens."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        encoded = _encode(self.tokenizer, [text], self._max_length)
+        with torch.no_grad():
+            out = self.classifier.bert.eval()(
+                encoded["input_ids"], None, encoded["attention_mask"], output_attentions=True
+            )
+        tokens = self.tokenizer.convert_ids_to_tokens(encoded["input_ids"][0])
+        return list(out.attentions), tokens
+
+    def show_attention(self, texts: list[str], layers: list[int] | None = None) -> None:
+        """A bertviz head view (offline) of the fine-tuned model's attention for each text."""
+        from attention_to_bert import bertviz_offline
+
+        if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
+            raise TypeError("texts must be a list of strings (put one string in [...])")
+        for text in texts:
+            attention, tokens = self.attention(text)
+            bertviz_offline.head_view(attention, tokens, include_layers=layers)
+
+
+# ---------------------------------------------------------------------------------------------
+# The whole run
+
+
+def _check_out(out: Path | None, overwrite: bool) -> Path | None:
+    if out is None:
+        return None
+    if not isinstance(out, str | os.PathLike):
+        raise TypeError(f"out must be a folder's path (str or Path) or None, got {type(out)}")
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"out: {out} is a file, not a folder: pass a folder's path")
+    if out.is_dir() and any(out.iterdir()) and not overwrite:
+        raise FileExistsError(
+            f"out: {out} is not empty; pass overwrite=True (--overwrite) to replace it, "
+            "or another folder"
+        )
+    return out
+
+
+def finetune_csv(
+    path: str | os.PathLike,
+    text_column: str = "text",
+    label_column: str = "label",
+    model: str = "book",
+    out: str | os.PathLike | None = None,
+    overwrite: bool = False,
+    seed: int = 0,
+    learning_rates: tuple[float, ...] | None = None,
+    epochs: int = 10,
+    min_steps: int = 100,
+    max_length: int | None = None,
+    progress: bool = True,
+) -> FineTuneResult:
+    """Fine-tune ``model`` (``"book"``: the book's everyday BERT; ``"minilm"``: all-MiniLM-L6-v2)
+    on the labelled file ``path`` and compare it with TF-IDF and static vectors on a held-out test
+    split (60/20/20, stratified, ``seed``). ``epochs`` and ``min_steps``: at least so many of each
+    (chapter 8.7's recipe: 10 and 100). ``learning_rates``: the peak rates tried (default
+    ``LEARNING_RATES[model]``); ``max_length``: tokens read per text (default ``READS[model]``;
+    longer texts are cut, with a warning and a count in the report). With ``out``, writes the
+    folder (never over a non-empty one unless ``overwrite``; nothing at all on an error)."""
+    from tqdm.auto import tqdm
+
+    if model not in MODELS:
+        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
+    check_int("seed", seed, minimum=0)
+    check_int("epochs", epochs)
+    check_int("min_steps", min_steps)
+    if not isinstance(overwrite, bool):
+        raise TypeError(f"overwrite must be True or False, got {overwrite!r}")
+    rates = tuple(learning_rates or LEARNING_RATES[model])
+    if not all(isinstance(r, float | int) and 0 < r < 1 for r in rates):
+        raise ValueError(f"learning_rates must be numbers in (0, 1), got {learning_rates!r}")
+    reads = READS[model] if max_length is None else max_length
+    check_int("max_length", reads, minimum=3)
+    out = _check_out(out, overwrite)
+    path = Path(path) if isinstance(path, str | os.PathLike) else path
+    data = read_labelled(path, text_column, label_column)
+    _check_classes(data, path, label_column)
+    started = time.perf_counter()
+
+    encoder, tokenizer = load_encoder(model)
+    if reads > encoder.config.max_position_embeddings:
+        raise ValueError(
+            f"max_length: the {model} model reads at most "
+            f"{encoder.config.max_position_embeddings} tokens, got {reads}"
+        )
+    tokenizer.model_max_length = reads
+    lengths = [len(ids) for ids in tokenizer(data.texts)["input_ids"]]
+    cut = [row for row, n in zip(data.rows, lengths, strict=True) if n > reads]
+    if cut:
+        warnings.warn(
+            f"{len(cut)} of {len(data.texts)} texts are longer than the {reads} tokens the "
+            f"{model} model reads ({_rows_named(cut)}): only their first {reads - 2} pieces are "
+            "read. Shorten them, split them, or pass a larger max_length.",
+            stacklevel=2,
+        )
+    encoded = _encode(tokenizer, data.texts, reads)
+    index = {name: i for i, name in enumerate(data.classes)}
+    targets = np.array([index[label] for label in data.labels])
+    split = np.array(stratified_split(data.labels, seed))
+    parts = {name: np.flatnonzero(split == name) for name in SPLIT_NAMES}
+    subset = lambda rows: {k: v[torch.from_numpy(rows)] for k, v in encoded.items()}  # noqa: E731
+
+    train_targets = torch.from_numpy(targets[parts["train"]])
+    steps = fine_tune_steps(len(parts["train"]), epochs, min_steps)
+    quiet = {} if progress else {"disable": True}  # else tqdm's own default (TQDM_DISABLE=1)
+    bar = tqdm(total=steps * len(rates), desc=f"fine-tuning at {len(rates)} rates", **quiet)
+    tried, best = {}, None
+    for lr in rates:
+        classifier = fine_tune(
+            encoder, len(data.classes), subset(parts["train"]), train_targets, lr, seed,
+            epochs=epochs, min_steps=min_steps, progress=bar,
+        )  # fmt: skip
+        guess = predict_ids(classifier, subset(parts["validation"])).argmax(1)
+        tried[lr] = float((guess == targets[parts["validation"]]).mean())
+        if best is None or tried[lr] > tried[best[0]]:
+            best = (lr, classifier)
+    bar.close()
+    lr, classifier = best
+    finetuned = predict_ids(classifier, encoded).argmax(1)
+    special = [tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id]
+    linear = baselines(data.texts, targets, split, static_vectors(encoder, encoded, special))
+
+    test = parts["test"]
+    accuracy = lambda guess: round(float((guess[test] == targets[test]).mean()), 4)  # noqa: E731
+    confusion = np.zeros((len(data.classes), len(data.classes)), dtype=int)
+    for true, guess in zip(targets[test], finetuned[test], strict=True):
+        confusion[true, guess] += 1
+    counts = {name: data.labels.count(name) for name in data.classes}
+    report = {
+        "file": path.name,
+        "text_column": text_column,
+        "label_column": label_column,
+        "model": model,
+        "rows": len(data.texts),
+        "classes": data.classes,
+        "class_counts": counts,
+        "seed": seed,
+        "split": {name: len(parts[name]) for name in SPLIT_NAMES},
+        "max_length": reads,
+        "truncated": {"count": len(cut), "rows": cut},
+        "finetuned": {
+            "lr": lr,
+            "validation": {f"{r:g}": round(v, 4) for r, v in tried.items()},
+            "steps": steps,
+            "epochs": epochs,
+            "confusion": confusion.tolist(),
+        },
+        "tfidf": {"C": linear["tfidf"]["C"], "validation": _rounded(linear["tfidf"])},
+        "static": {"C": linear["static"]["C"], "validation": _rounded(linear["static"])},
+        "test": {
+            "finetuned": accuracy(finetuned),
+            "tfidf": accuracy(linear["tfidf"]["predicted"]),
+            "static": accuracy(linear["static"]["predicted"]),
+            "majority": round(max(np.bincount(targets[test])) / len(test), 4),
+        },
+        "seconds": round(time.perf_counter() - started, 1),
+        "threads": torch.get_num_threads(),
+    }
+    predictions = [
+        {
+            "row": row,
+            "split": split[i],
+            "text": data.texts[i],
+            "label": data.labels[i],
+            "finetuned": data.classes[finetuned[i]],
+            "tfidf": data.classes[linear["tfidf"]["predicted"][i]],
+            "static": data.classes[linear["static"]["predicted"][i]],
+        }
+        for i, row in enumerate(data.rows)
+    ]
+    result = FineTuneResult(report, predictions, classifier, tokenizer, out, reads)
+    if out is not None:
+        report["transformers_max_difference"] = _write(result, out, subset(test))
+    return result
+
+
+def _rounded(linear: dict) -> dict:
+    return {f"{c:g}": round(v, 4) for c, v in linear["validation"].items()}
+
+
+def to_transformers(result: FineTuneResult):
+    """The fine-tuned classifier as a ``transformers.BertForSequenceClassification`` (same weights,
+    by name; ``id2label`` the classes)."""
+    import transformers
+
+    config = result.classifier.bert.config
+    classes = result.report["classes"]
+    hf_config = transformers.BertConfig(
+        vocab_size=config.vocab_size,
+        hidden_size=config.hidden_size,
+        num_hidden_layers=config.num_hidden_layers,
+        num_attention_heads=config.num_attention_heads,
+        intermediate_size=config.intermediate_size,
+        hidden_act=config.hidden_act,  # "gelu": the exact (erf) GELU in both
+        hidden_dropout_prob=config.hidden_dropout_prob,
+        attention_probs_dropout_prob=config.attention_probs_dropout_prob,
+        max_position_embeddings=config.max_position_embeddings,
+        type_vocab_size=config.type_vocab_size,
+        layer_norm_eps=config.layer_norm_eps,
+        pad_token_id=config.pad_token_id,
+        initializer_range=config.initializer_range,
+        num_labels=len(classes),
+        id2label=dict(enumerate(classes)),
+        label2id={name: i for i, name in enumerate(classes)},
+        problem_type="single_label_classification",
+        architectures=["BertForSequenceClassification"],
+    )
+    model = transformers.BertForSequenceClassification(hf_config)
+    missing, unexpected = model.load_state_dict(result.classifier.state_dict(), strict=False)
+    missing = [name for name in missing if not name.endswith("position_ids")]
+    if missing or unexpected:
+        raise RuntimeError(f"names differ from transformers': {missing} {unexpected}")
+    return model.eval()
+
+
+def _write(result: FineTuneResult, out: Path, test: dict) -> float:
+    """Write the folder through a temporary sibling, moved into place at the end; return the
+    largest difference between our logits and transformers' on the test rows."""
+    import matplotlib.pyplot as plt
+
+    hf = to_transformers(result)
+    with torch.no_grad():
+        theirs = hf(input_ids=test["input_ids"], attention_mask=test["attention_mask"]).logits
+    ours = predict_ids(result.classifier, test)
+    difference = float(np.abs(theirs.numpy() - ours).max())
+    if difference > 1e-3:
+        raise RuntimeError(f"transformers' logits differ from ours by {difference:.2g}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    temporary = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    try:
+        hf.save_pretrained(temporary)
+        result.tokenizer.save_pretrained(temporary)
+        with open(temporary / "predictions.csv", "w", newline="", encoding="utf-8") as file:
+            writer = csv.DictWriter(file, fieldnames=list(result.predictions[0]))
+            writer.writeheader()
+            writer.writerows(result.predictions)
+        report = result.report | {"transformers_max_difference": difference}
+        (temporary / "report.json").write_text(json.dumps(report, indent=1) + "\n")
+        fig = result.figure()
+        fig.savefig(temporary / "report.png", dpi=120)
+        plt.close(fig)
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(temporary, out)
+    except BaseException:
+        shutil.rmtree(temporary, ignore_errors=True)
+        raise
+    return difference
+
+
+def main(argv: list[str] | None = None) -> FineTuneResult:
+    parser = argparse.ArgumentParser(
+        prog="python -m attention_to_bert.finetune",
+        description="Fine-tune the book's BERT (or MiniLM) on your labelled CSV/TSV file and "
+        "compare it with TF-IDF and static vectors on a held-out test split.",
+    )
+    parser.add_argument("path", help="a .csv (commas) or .tsv (tabs) file with a header line")
+    parser.add_argument("--text-column", default="text", help="the column of sentences")
+    parser.add_argument("--label-column", default="label", help="the column of labels")
+    parser.add_argument("--model", choices=MODELS, default="book")
+    parser.add_argument("--out", help="the folder to write (default: FILE-finetuned beside you)")
+    parser.add_argument("--overwrite", action="store_true", help="replace a non-empty --out")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--epochs", type=int, default=10)
+    parser.add_argument("--max-length", type=int, help="tokens read per text")
+    parser.add_argument("--learning-rates", type=float, nargs="+", help="peak rates to try")
+    args = parser.parse_args(argv)
+    out = args.out or f"{Path(args.path).stem}-finetuned"
+    try:
+        result = finetune_csv(
+            args.path,
+            text_column=args.text_column,
+            label_column=args.label_column,
+            model=args.model,
+            out=out,
+            overwrite=args.overwrite,
+            seed=args.seed,
+            learning_rates=args.learning_rates,
+            epochs=args.epochs,
+            max_length=args.max_length,
+        )
+    except (ValueError, TypeError, OSError) as error:
+        parser.exit(2, f"error: {error}\n")
+    print(result.table())
+    print(f"wrote {out}/: the model (transformers' layout), predictions.csv, report.json/.png")
+    return result
+
+
+if __name__ == "__main__":
+    main()
