@@ -152,21 +152,8 @@ def read_labelled(path: str | os.PathLike, text_column: str, label_column: str) 
         raise ValueError(f"{path} is empty: it needs a header line and one row per sentence")
     delimiter = _delimiter(path, text)
     records = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
-    header = [name.strip() for name in records[0]]
     kind = "TSV (tabs)" if delimiter == "\t" else "CSV (commas)"
-    if len(header) < 2:
-        raise ValueError(
-            f"{path}: the header has one column only ({header[0]!r:.60}); read as {kind}. "
-            "A text column and a label column are needed: check the separator."
-        )
-    for name, wanted in (("text_column", text_column), ("label_column", label_column)):
-        if wanted not in header:
-            raise ValueError(
-                f"{name}: there is no column {wanted!r} in {path}; its columns are "
-                f"{', '.join(map(repr, header))}. Pass one of them (--{name.replace('_', '-')})."
-            )
-    if text_column == label_column:
-        raise ValueError(f"text_column and label_column are both {text_column!r}: pass two columns")
+    header = _header(path, records[0], kind, text_column, label_column)
     t, y = header.index(text_column), header.index(label_column)
     texts, labels, rows = [], [], []
     for number, record in enumerate(records[1:], start=2):
@@ -186,6 +173,25 @@ def read_labelled(path: str | os.PathLike, text_column: str, label_column: str) 
     return LabelledRows(texts, labels, rows, _classes(labels), header)
 
 
+def _header(path: Path, record: list[str], kind: str, text_column: str, label_column: str):
+    """The header's column names, which must hold both columns."""
+    header = [name.strip() for name in record]
+    if len(header) < 2:
+        raise ValueError(
+            f"{path}: the header has one column only ({header[0]!r:.60}); read as {kind}. "
+            "A text column and a label column are needed: check the separator."
+        )
+    for name, wanted in (("text_column", text_column), ("label_column", label_column)):
+        if wanted not in header:
+            raise ValueError(
+                f"{name}: there is no column {wanted!r} in {path}; its columns are "
+                f"{', '.join(map(repr, header))}. Pass one of them (--{name.replace('_', '-')})."
+            )
+    if text_column == label_column:
+        raise ValueError(f"text_column and label_column are both {text_column!r}: pass two columns")
+    return header
+
+
 def _check_cells(path, texts, labels, rows, text_column, label_column) -> None:
     empty = [row for row, text in zip(rows, texts, strict=True) if not text]
     if empty:
@@ -193,7 +199,9 @@ def _check_cells(path, texts, labels, rows, text_column, label_column) -> None:
             f"{path}: column {text_column!r} is empty in {_rows_named(empty)}: "
             "write the sentence there or delete the row."
         )
-    wordless = [(row, t) for row, t in zip(rows, texts, strict=True) if not any(map(str.isalpha, t))]
+    wordless = [
+        (row, t) for row, t in zip(rows, texts, strict=True) if not any(map(str.isalpha, t))
+    ]
     if wordless:
         seen = ", ".join(f"{t!r:.20}" for _, t in wordless[:3])
         raise ValueError(
@@ -254,7 +262,7 @@ def stratified_split(
 def _check_classes(data: LabelledRows, path: Path, label_column: str) -> None:
     counts = {name: data.labels.count(name) for name in data.classes}
     if len(counts) < 2:
-        (name, count), = counts.items()
+        ((name, count),) = counts.items()
         raise ValueError(
             f"{path}: column {label_column!r} has one class only ({name!r}, {count} rows): a "
             "classifier needs at least two. Add rows of another class, or check the column."
@@ -448,7 +456,7 @@ def baselines(
 
     train, val = split == "train", split == "validation"
     vectorizer = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True)
-    x_train = vectorizer.fit_transform([t for t, keep in zip(texts, train, strict=True) if keep])
+    vectorizer.fit([t for t, keep in zip(texts, train, strict=True) if keep])
     x_all = vectorizer.transform(texts)
     results = {}
     for name, grid, x, make in (
@@ -821,7 +829,8 @@ def main(argv: list[str] | None = None) -> FineTuneResult:
     parser.add_argument("--out", help="the folder to write (default: FILE-finetuned beside you)")
     parser.add_argument("--overwrite", action="store_true", help="replace a non-empty --out")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--epochs", type=int, default=10)
+    parser.add_argument("--epochs", type=int, default=10, help="at least so many epochs")
+    parser.add_argument("--min-steps", type=int, default=100, help="at least so many steps")
     parser.add_argument("--max-length", type=int, help="tokens read per text")
     parser.add_argument("--learning-rates", type=float, nargs="+", help="peak rates to try")
     args = parser.parse_args(argv)
@@ -837,6 +846,7 @@ def main(argv: list[str] | None = None) -> FineTuneResult:
             seed=args.seed,
             learning_rates=args.learning_rates,
             epochs=args.epochs,
+            min_steps=args.min_steps,
             max_length=args.max_length,
         )
     except (ValueError, TypeError, OSError) as error:
