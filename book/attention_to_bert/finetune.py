@@ -306,7 +306,7 @@ class SequenceClassifier(nn.Module):
         return self.classifier(self.dropout(pooled.pooler_output))
 
 
-def load_encoder(model: str) -> tuple[BertModel, Any]:
+def _load_encoder(model: str) -> tuple[BertModel, Any]:
     """``(encoder, tokenizer)``: the book's everyday checkpoint (``pretraining.load_pretrained()``)
     or all-MiniLM-L6-v2, dropout 0.1, and a Hugging Face tokenizer that adds [CLS] and [SEP]."""
     from attention_to_bert.bert import BertConfig, load_minilm
@@ -361,7 +361,7 @@ def _batches(encoded: dict, order: list[int], size: int):
 
 
 @torch.no_grad()
-def predict_ids(classifier: SequenceClassifier, encoded: dict, batch_size: int = 64) -> np.ndarray:
+def _predict_ids(classifier: SequenceClassifier, encoded: dict, batch_size: int = 64) -> np.ndarray:
     """The logits of every row of ``encoded`` (rows batched by length: no prediction changes)."""
     classifier.eval()
     lengths = encoded["attention_mask"].sum(1).tolist()
@@ -372,7 +372,7 @@ def predict_ids(classifier: SequenceClassifier, encoded: dict, batch_size: int =
     return out.numpy()
 
 
-def fine_tune(
+def _fine_tune(
     encoder: BertModel,
     num_labels: int,
     encoded: dict,
@@ -419,13 +419,15 @@ def fine_tune(
     return classifier.eval()
 
 
-def fine_tune_steps(rows: int, epochs: int = 10, min_steps: int = 100, batch_size: int = 16) -> int:
-    """The number of steps ``fine_tune`` takes on ``rows`` training rows."""
+def _fine_tune_steps(
+    rows: int, epochs: int = 10, min_steps: int = 100, batch_size: int = 16
+) -> int:
+    """The number of steps ``_fine_tune`` takes on ``rows`` training rows."""
     return max(min_steps, epochs * math.ceil(rows / min(batch_size, rows)))
 
 
 @torch.no_grad()
-def static_vectors(encoder: BertModel, encoded: dict, special_ids: list[int]) -> np.ndarray:
+def _static_vectors(encoder: BertModel, encoded: dict, special_ids: list[int]) -> np.ndarray:
     """The mean of the input token embeddings of each row, [CLS], [SEP] and padding left out."""
     ids = encoded["input_ids"]
     keep = encoded["attention_mask"].bool() & ~torch.isin(ids, torch.tensor(special_ids))
@@ -444,7 +446,7 @@ def _choose_c(make, grid, x_train, y_train, x_val, y_val) -> tuple[float, dict, 
     return best, scores, fitted[best]
 
 
-def baselines(
+def _baselines(
     texts: list[str], targets: np.ndarray, split: np.ndarray, vectors: np.ndarray
 ) -> dict[str, dict]:
     """TF-IDF and static vectors, each with logistic regression, ``C`` chosen on validation: their
@@ -477,8 +479,9 @@ def baselines(
 # The result
 
 
+MODEL_NAMES = {"book": "the book's BERT", "minilm": "MiniLM"}
 NAMES = {
-    "finetuned": "{model} BERT, fine-tuned",
+    "finetuned": "{model}, fine-tuned",
     "tfidf": "TF-IDF + logistic regression",
     "static": "static vectors + logistic regr.",
 }
@@ -510,7 +513,7 @@ class FineTuneResult:
             "static": f"C {report['static']['C']:g}",
         }
         for key, name in NAMES.items():
-            label = name.format(model=report["model"])
+            label = name.format(model=MODEL_NAMES[report["model"]])
             lines.append(f"{label:34}{test[key]:9.3f}  {chosen[key]}")
         lines.append(f"{'majority class':34}{test['majority']:9.3f}")
         if report["truncated"]["count"]:
@@ -529,14 +532,15 @@ class FineTuneResult:
         fig, (bars, grid) = plt.subplots(
             1, 2, figsize=(10, 4), gridspec_kw={"width_ratios": [1, 1.1]}
         )
-        names = [NAMES[k].format(model=report["model"]) for k in NAMES]
+        names = [NAMES[k].format(model=MODEL_NAMES[report["model"]]) for k in NAMES]
         values = [report["test"][k] for k in NAMES]
         bars.barh(names[::-1], values[::-1], color=["#999999", "#bbbbbb", "#4477aa"])
         bars.axvline(report["test"]["majority"], color="black", linestyle="--", linewidth=1)
-        bars.text(report["test"]["majority"], -0.6, " majority class", fontsize=8)
+        bars.text(report["test"]["majority"], 2.45, " majority class", fontsize=8, va="bottom")
         for y, value in enumerate(values[::-1]):
             bars.text(value, y, f" {value:.2f}", va="center", fontsize=9)
         bars.set_xlim(0, 1.12)
+        bars.set_ylim(-0.5, 2.8)
         bars.set_xlabel(f"test accuracy ({report['split']['test']} rows)")
         bars.set_title("Fine-tuned model and the two baselines")
         matrix = np.array(report["finetuned"]["confusion"])
@@ -557,7 +561,7 @@ class FineTuneResult:
         """The fine-tuned model's label for each text."""
         if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
             raise TypeError("texts must be a list of strings (put one string in [...])")
-        logits = predict_ids(self.classifier, _encode(self.tokenizer, texts, self._max_length))
+        logits = _predict_ids(self.classifier, _encode(self.tokenizer, texts, self._max_length))
         return [self.report["classes"][i] for i in logits.argmax(1)]
 
     def attention(self, text: str) -> tuple[list[torch.Tensor], list[str]]:
@@ -645,7 +649,7 @@ def finetune_csv(
     _check_classes(data, path, label_column)
     started = time.perf_counter()
 
-    encoder, tokenizer = load_encoder(model)
+    encoder, tokenizer = _load_encoder(model)
     if reads > encoder.config.max_position_embeddings:
         raise ValueError(
             f"max_length: the {model} model reads at most "
@@ -669,24 +673,24 @@ def finetune_csv(
     subset = lambda rows: {k: v[torch.from_numpy(rows)] for k, v in encoded.items()}  # noqa: E731
 
     train_targets = torch.from_numpy(targets[parts["train"]])
-    steps = fine_tune_steps(len(parts["train"]), epochs, min_steps)
+    steps = _fine_tune_steps(len(parts["train"]), epochs, min_steps)
     quiet = {} if progress else {"disable": True}  # else tqdm's own default (TQDM_DISABLE=1)
     bar = tqdm(total=steps * len(rates), desc=f"fine-tuning at {len(rates)} rates", **quiet)
     tried, best = {}, None
     for lr in rates:
-        classifier = fine_tune(
+        classifier = _fine_tune(
             encoder, len(data.classes), subset(parts["train"]), train_targets, lr, seed,
             epochs=epochs, min_steps=min_steps, progress=bar,
         )  # fmt: skip
-        guess = predict_ids(classifier, subset(parts["validation"])).argmax(1)
+        guess = _predict_ids(classifier, subset(parts["validation"])).argmax(1)
         tried[lr] = float((guess == targets[parts["validation"]]).mean())
         if best is None or tried[lr] > tried[best[0]]:
             best = (lr, classifier)
     bar.close()
     lr, classifier = best
-    finetuned = predict_ids(classifier, encoded).argmax(1)
+    finetuned = _predict_ids(classifier, encoded).argmax(1)
     special = [tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id]
-    linear = baselines(data.texts, targets, split, static_vectors(encoder, encoded, special))
+    linear = _baselines(data.texts, targets, split, _static_vectors(encoder, encoded, special))
 
     test = parts["test"]
     accuracy = lambda guess: round(float((guess[test] == targets[test]).mean()), 4)  # noqa: E731
@@ -789,7 +793,7 @@ def _write(result: FineTuneResult, out: Path, test: dict) -> float:
     hf = to_transformers(result)
     with torch.no_grad():
         theirs = hf(input_ids=test["input_ids"], attention_mask=test["attention_mask"]).logits
-    ours = predict_ids(result.classifier, test)
+    ours = _predict_ids(result.classifier, test)
     difference = float(np.abs(theirs.numpy() - ours).max())
     if difference > 1e-3:
         raise RuntimeError(f"transformers' logits differ from ours by {difference:.2g}")
