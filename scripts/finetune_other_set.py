@@ -82,10 +82,11 @@ def main(argv: list[str] | None = None) -> None:
         writer = csv.writer(file)
         writer.writerow(["text", "label"])
         writer.writerows(rows)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     result = finetune_csv(args.csv, model=args.model, out=args.out, progress=False)
     print(result.table())
-    print(f"{time.perf_counter() - start:.0f} s")
+    print(result.report["finetuned"]["validation"], result.report["tfidf"]["C"])
+    print(f"{time.perf_counter() - start:.0f} s, {time.process_time() - cpu:.0f} s of CPU time")
 
 
 if __name__ == "__main__":
