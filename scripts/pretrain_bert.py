@@ -15,6 +15,14 @@ step count: the schedule follows the elapsed time and training stops when the ti
     python scripts/pretrain_bert.py --out FOLDER          # pre-train from random weights
     python scripts/pretrain_bert.py --init FOLDER ...     # go on from FOLDER's weights
     python scripts/pretrain_bert.py --evaluate FILE.txt   # masked-token accuracy on a text file
+    torchrun --standalone --nproc_per_node N scripts/pretrain_bert.py [--device cuda] ...
+
+Under ``torchrun`` each of the N processes reads its own shard of the corpus (every N-th document),
+draws ``--batch-size / N`` examples a step and is wrapped in ``DistributedDataParallel`` (NCCL on
+GPUs, gloo on CPUs), which averages the gradients; rank 0 logs the ranks' mean losses and writes the
+checkpoint, with ``replicas_max_difference`` (0.0: the ranks' weights are equal). ``--shards N`` in
+one process takes the same steps (``tests/test_pretrain_ddp.py``); with one shard (the default) the
+script behaves as before.
 
 ``--init`` starts from a checkpoint's weights, tokenizer and architecture with a fresh optimizer and
 schedule; the new ``config.json`` keeps the earlier runs' recipes under ``history``. The shipped

@@ -77,6 +77,11 @@ def test_end_to_end_on_a_tiny_csv_the_folder_loads_in_transformers_with_the_same
     right = sum(r["finetuned"] == r["label"] for r in test) / len(test)
     assert report["test"]["finetuned"] == round(right, 4)
     assert "test accuracy on 6 of 30 rows" in result.table()
+    # the attention a bertviz view shows: a (1, heads, tokens, tokens) tensor per layer, rows sum to 1
+    attention, tokens = result.attention("I liked the film a lot.")
+    assert len(attention) == model.config.num_hidden_layers and tokens[0] == "[CLS]"
+    assert attention[0].shape == (1, model.config.num_attention_heads, len(tokens), len(tokens))
+    torch.testing.assert_close(attention[-1].sum(-1), torch.ones(1, 4, len(tokens)))
 
 
 def test_the_split_is_stratified_and_seeded():

@@ -656,7 +656,7 @@ def finetune_csv(
             f"{encoder.config.max_position_embeddings} tokens, got {reads}"
         )
     tokenizer.model_max_length = reads
-    lengths = [len(ids) for ids in tokenizer(data.texts)["input_ids"]]
+    lengths = [len(ids) for ids in tokenizer(data.texts, verbose=False)["input_ids"]]
     cut = [row for row, n in zip(data.rows, lengths, strict=True) if n > reads]
     if cut:
         warnings.warn(
