@@ -389,7 +389,7 @@ NOT_COVERED = {  # public names no probe calls, and why
     "bert.BertSelfAttention": "a building block of BertModel",
     "bert.BertOutput": "a building block of BertModel",
     "bert.BertLayer": "a building block of BertModel",
-    "finetune.LabelledRows": "a dataclass read_labelled returns (its fields are checked there)",
+    "labelled.LabelledRows": "a dataclass read_labelled returns (its fields are checked there)",
     "finetune.FineTuneResult": "made by finetune_csv; tests/test_finetune.py checks it",
     "finetune.FineTuneResult.table": "reads finetune_csv's report; tests/test_finetune.py",
     "finetune.FineTuneResult.figure": "reads finetune_csv's report; tests/test_finetune.py",
@@ -815,7 +815,7 @@ bad("read_labelled(text_column='review')", "text_column")(
 bad("stratified_split(seed=-1)", "seed")(lambda: FTC.stratified_split(["a"] * 3, seed=-1))
 bad("stratified_split(test=1.5)", "test")(lambda: FTC.stratified_split(["a"] * 3, test=1.5))
 bad("SequenceClassifier(bert='x')", "bert")(lambda: FTC.SequenceClassifier("x", 2))
-valid("finetune.example_path(): the shipped file")(lambda: FTC.example_path().is_file())
+valid("example_path(): the shipped file")(lambda: FTC.example_path().is_file())
 
 
 @valid("mean_pool: a row with no token gives zeros")

