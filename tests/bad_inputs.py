@@ -52,6 +52,7 @@ from attention_to_bert import (  # noqa: E402
     training,
 )
 from attention_to_bert import bertviz_offline as BV  # noqa: E402
+from attention_to_bert import finetune as FTC  # noqa: E402
 from attention_to_bert import finetuning as FT  # noqa: E402
 from attention_to_bert import mlm as MLM  # noqa: E402
 from attention_to_bert import pretraining as PT  # noqa: E402
@@ -390,6 +391,15 @@ NOT_COVERED = {  # public names no probe calls, and why
     "bert.BertSelfAttention": "a building block of BertModel",
     "bert.BertOutput": "a building block of BertModel",
     "bert.BertLayer": "a building block of BertModel",
+    "labelled.LabelledRows": "a dataclass read_labelled returns (its fields are checked there)",
+    "finetune.FineTuneResult": "made by finetune_csv; tests/test_finetune.py checks it",
+    "finetune.FineTuneResult.table": "reads finetune_csv's report; tests/test_finetune.py",
+    "finetune.FineTuneResult.figure": "reads finetune_csv's report; tests/test_finetune.py",
+    "finetune.FineTuneResult.predict": "tests/test_finetune.py (a trained result is needed)",
+    "finetune.FineTuneResult.attention": "tests/test_finetune.py (a trained result is needed)",
+    "finetune.FineTuneResult.show_attention": "tests/test_finetune.py (a trained result)",
+    "finetune.to_transformers": "tests/test_finetune.py (a trained result is needed)",
+    "finetune.main": "the command line; tests/test_finetune.py runs it",
 }
 tokenizer = functools.cache(PT.load_tokenizer)
 minilm_encoder = functools.cache(lambda: FT.FeatureEncoder("minilm"))
@@ -801,6 +811,18 @@ def _():
 bad("finetuning.FeatureEncoder('bogus')", "kind")(lambda: FT.FeatureEncoder("bogus"))
 bad("mean_pool mask of 2s", "mask")(lambda: FT.mean_pool(x8, torch.full((2, 5), 2)))
 bad("features('bogus')", "kind")(lambda: FT.features("bogus", minilm_encoder(), [("a", 0)]))
+bad("finetune_csv(42)", "path")(lambda: FTC.finetune_csv(42))
+bad("finetune_csv(model='gpt')", "model")(lambda: FTC.finetune_csv(FTC.example_path(), model="gpt"))
+bad("read_labelled(text_column=0)", "text_column")(
+    lambda: FTC.read_labelled(FTC.example_path(), 0, "label")
+)
+bad("read_labelled(text_column='review')", "text_column")(
+    lambda: FTC.read_labelled(FTC.example_path(), "review", "label")
+)
+bad("stratified_split(seed=-1)", "seed")(lambda: FTC.stratified_split(["a"] * 3, seed=-1))
+bad("stratified_split(test=1.5)", "test")(lambda: FTC.stratified_split(["a"] * 3, test=1.5))
+bad("SequenceClassifier(bert='x')", "bert")(lambda: FTC.SequenceClassifier("x", 2))
+valid("example_path(): the shipped file")(lambda: FTC.example_path().is_file())
 
 
 @valid("mean_pool: a row with no token gives zeros")

@@ -213,12 +213,12 @@ def pretraining_losses(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Mask a batch: ``(mlm_loss, nsp_loss, mlm_correct, nsp_correct)``, the last two the counts of
     right top-1 guesses (tensors). A batch with no masked token has an MLM loss of 0, not NaN."""
-    check_instance("model", model, BertForPreTraining)
+    check_instance("model", getattr(model, "module", model), BertForPreTraining)  # or in DDP
     keys = ("input_ids", "token_type_ids", "attention_mask", "special", "nsp_labels")
     check_instance("batch", batch, dict, "a dict such as PairSampler.batch(size)")
     if not set(keys) <= set(batch):
         raise ValueError(f"batch must have the keys {keys}, got {tuple(batch)}")
-    vocab_size = model.bert.config.vocab_size
+    vocab_size = getattr(model, "module", model).bert.config.vocab_size  # DDP: pretrain_bert.py
     inputs, labels = mask_tokens(
         batch["input_ids"], batch["special"], mask_id, vocab_size, generator
     )
@@ -229,7 +229,7 @@ def pretraining_losses(
     nsp_labels = batch["nsp_labels"]
     has_pair = nsp_labels != IGNORE
     nsp_loss = (
-        F.cross_entropy(nsp[has_pair], nsp_labels[has_pair]) if has_pair.any() else mlm_loss * 0
+        F.cross_entropy(nsp[has_pair], nsp_labels[has_pair]) if has_pair.any() else nsp.sum() * 0
     )
     mlm_correct = (mlm.argmax(-1) == targets).sum()
     nsp_correct = (nsp[has_pair].argmax(-1) == nsp_labels[has_pair]).sum()

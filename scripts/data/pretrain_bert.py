@@ -15,6 +15,14 @@ step count: the schedule follows the elapsed time and training stops when the ti
     python scripts/data/pretrain_bert.py --out FOLDER          # pre-train from random weights
     python scripts/data/pretrain_bert.py --init FOLDER ...     # go on from FOLDER's weights
     python scripts/data/pretrain_bert.py --evaluate FILE.txt   # masked-token accuracy on a text file
+    torchrun --standalone --nproc_per_node N scripts/data/pretrain_bert.py [--device cuda] ...
+
+Under ``torchrun`` each of the N processes reads its own shard of the corpus (every N-th document),
+draws ``--batch-size / N`` examples a step and is wrapped in ``DistributedDataParallel`` (NCCL on
+GPUs, gloo on CPUs), which averages the gradients; rank 0 logs the ranks' mean losses and writes the
+checkpoint, with ``replicas_max_difference`` (0.0: the ranks' weights are equal). ``--shards N`` in
+one process takes the same steps (``tests/test_pretrain_ddp.py``); with one shard (the default) the
+script behaves as before.
 
 ``--init`` starts from a checkpoint's weights, tokenizer and architecture with a fresh optimizer and
 schedule; the new ``config.json`` keeps the earlier runs' recipes under ``history``. The shipped
@@ -26,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -164,11 +173,19 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument(
+        "--shards",
+        type=int,
+        default=1,
+        help="one process: read the corpus as this many shards, a micro-batch each (what as many "
+        "torchrun processes do); under torchrun the shards are the processes",
+    )
     parser.add_argument("--save-every", type=int, default=250)
     parser.add_argument("--saves", type=int, default=8, help="with --budget-seconds: how many")
     parser.add_argument("--log-every", type=int, default=50)
     args = parser.parse_args(argv)
-    for name in ("steps", "batch_size", "max_length", "hidden", "layers", "heads", "vocab_size"):
+    sizes = ("steps", "batch_size", "max_length", "hidden", "layers", "heads", "vocab_size")
+    for name in (*sizes, "shards"):
         if getattr(args, name) < 1:
             parser.error(
                 f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}"
@@ -298,16 +315,150 @@ def run_info(args: argparse.Namespace, unigram: torch.Tensor, history: list) -> 
     } | ({"history": history} if history else {})
 
 
+class Processes:
+    """Where this process stands: under ``torchrun`` (``WORLD_SIZE`` > 1) one rank of several, each
+    reading its own shard of the corpus and wrapped in ``DistributedDataParallel`` (gloo on CPUs,
+    NCCL on GPUs); otherwise one process that reads ``--shards`` shards itself, one micro-batch
+    each, and averages their gradients: the same step as that many ranks."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.world = int(os.environ.get("WORLD_SIZE", "1"))
+        self.rank = int(os.environ.get("RANK", "0"))
+        self.distributed = self.world > 1
+        self.device = torch.device(args.device)
+        if self.distributed:
+            import torch.distributed as dist
+
+            if self.device.type == "cuda":
+                self.device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+                torch.cuda.set_device(self.device)
+            dist.init_process_group("nccl" if self.device.type == "cuda" else "gloo")
+        self.shards = self.world if self.distributed else args.shards
+        self.mine = [self.rank] if self.distributed else list(range(self.shards))
+        if args.batch_size % self.shards:
+            raise SystemExit(
+                f"--batch-size ({args.batch_size}, the global batch) must be a multiple of the "
+                f"number of shards ({self.shards})"
+            )
+
+    @property
+    def main(self) -> bool:
+        return self.rank == 0
+
+    def agree(self, value: float) -> float:
+        """Rank 0's ``value`` on every rank (elapsed time: the schedule must be the same)."""
+        if not self.distributed:
+            return value
+        import torch.distributed as dist
+
+        tensor = torch.tensor([value], dtype=torch.float64, device=self.device)
+        dist.broadcast(tensor, 0)
+        return float(tensor)
+
+    def mean(self, tensor: torch.Tensor) -> torch.Tensor:
+        """The mean over the ranks (the tensor itself in one process)."""
+        if not self.distributed:
+            return tensor
+        import torch.distributed as dist
+
+        tensor = tensor.to(self.device)
+        dist.all_reduce(tensor)
+        return tensor / self.world
+
+    def replica_difference(self, model: torch.nn.Module) -> float:
+        """The largest difference between the ranks' copies of any weight (0: all equal)."""
+        if not self.distributed:
+            return 0.0
+        import torch.distributed as dist
+
+        flat = torch.cat([p.detach().float().flatten() for p in model.parameters()])
+        low, high = flat.clone(), flat.clone()
+        dist.all_reduce(low, op=dist.ReduceOp.MIN)
+        dist.all_reduce(high, op=dist.ReduceOp.MAX)
+        return float((high - low).max())
+
+    def barrier(self) -> None:
+        if self.distributed:
+            import torch.distributed as dist
+
+            dist.barrier()
+
+    def wrap(self, model: torch.nn.Module) -> torch.nn.Module:
+        """``model`` in ``DistributedDataParallel`` under torchrun (it averages the gradients)."""
+        if not self.distributed:
+            return model
+        from torch.nn.parallel import DistributedDataParallel
+
+        ids = [self.device.index] if self.device.type == "cuda" else None
+        return DistributedDataParallel(model, device_ids=ids)
+
+    def close(self) -> None:
+        if self.distributed:
+            import torch.distributed as dist
+
+            dist.destroy_process_group()
+
+
+def samplers(args, encoded: list, vocab: dict, processes: Processes, device) -> dict:
+    """One sampler per shard this process reads: shard ``r`` holds every ``shards``-th document
+    from the ``r``-th, drawn with seed ``--seed + r`` (one shard: the whole corpus, ``--seed``)."""
+    made = {}
+    for r in processes.mine:
+        shard = encoded[r :: processes.shards]
+        seed = args.seed + r
+        if args.corpus == "everyday":
+            made[r] = PackedPairSampler(
+                shard, vocab["[CLS]"], vocab["[SEP]"], args.max_length, seed, device
+            )
+        else:
+            made[r] = PairSampler(shard, vocab["[CLS]"], vocab["[SEP]"], args.max_length, seed)
+    return made
+
+
+def shared_tokenizer(args: argparse.Namespace, train_docs: list, processes: Processes) -> Any:
+    """``tokenizer_for``'s vocabulary, written to ``--out`` by rank 0 and read by the others."""
+    if processes.main:
+        tokenizer = tokenizer_for(args, train_docs)
+        args.out.mkdir(parents=True, exist_ok=True)
+        tokenizer.save(str(args.out / "tokenizer.json"))
+    processes.barrier()  # the other ranks read the vocabulary rank 0 wrote
+    if not processes.main:
+        args.tokenizer = args.out / "tokenizer.json"
+        tokenizer = tokenizer_for(args, train_docs)
+    return tokenizer
+
+
+def checkpoint(args, model, tokenizer, processes, evaluation, info, log, clock) -> None:
+    """Rank 0 scores the held-out texts and the cloze sentences and saves; the ranks' weights are
+    compared first (``replicas_max_difference``, 0.0 when they are equal)."""
+    extra = {}
+    if processes.shards > 1:
+        extra = {"processes": processes.world, "shards": processes.shards}
+    if processes.distributed:
+        extra["replicas_max_difference"] = processes.replica_difference(model)
+    if processes.main:
+        # every question a [MASK] (run 1 of the shipped checkpoint predates this: 80/10/10)
+        (held_out, unigram), (step, start) = evaluation, clock
+        result = evaluate_mlm(model, tokenizer, held_out, unigram, seed=0)
+        if not log or log[-1]["step"] != step:
+            log.append({"step": step, "seconds": round(time.perf_counter() - start, 1)})
+        log[-1]["held_out"] = {k: round(v, 4) for k, v in result.items()}
+        log[-1]["cloze"] = cloze_rate(model, tokenizer)
+        print("held-out", log[-1]["held_out"], "cloze", log[-1]["cloze"], flush=True)
+        state = info | {"steps_done": step, "log": log} | extra
+        save_pretrained(model, args.out, state, args.half)
+    processes.barrier()
+
+
 def pretrain(args: argparse.Namespace) -> dict:
     set_seed(args.seed, num_threads=args.threads)
-    device = torch.device(args.device)
+    processes = Processes(args)
+    device = processes.device
     train_docs, held_out = corpus(args)
     if not any(any(s.strip() for s in doc) for doc in train_docs):
         raise SystemExit("corpus: the corpus is empty")
     start_from, history = starting_point(args)
-    tokenizer = tokenizer_for(args, train_docs)
-    args.out.mkdir(parents=True, exist_ok=True)
-    tokenizer.save(str(args.out / "tokenizer.json"))
+    tokenizer = shared_tokenizer(args, train_docs, processes)
     vocab = tokenizer.get_vocab()
     flat = iter(
         e.ids
@@ -317,14 +468,10 @@ def pretrain(args: argparse.Namespace) -> dict:
     )
     encoded = [[ids for ids in (next(flat) for _ in doc) if ids] for doc in train_docs]
     unigram = unigram_counts(encoded, len(vocab))
-    if args.corpus == "everyday":
-        sampler = PackedPairSampler(
-            encoded, vocab["[CLS]"], vocab["[SEP]"], args.max_length, args.seed, device
-        )
-    else:
-        sampler = PairSampler(encoded, vocab["[CLS]"], vocab["[SEP]"], args.max_length, args.seed)
+    shard_samplers = samplers(args, encoded, vocab, processes, device)
     model = build_model(args, len(vocab), start_from)
     model.to(device)
+    trained = processes.wrap(model)
     cuda = device.type == "cuda"
     if cuda:
         torch.backends.cuda.matmul.allow_tf32 = True
@@ -343,36 +490,38 @@ def pretrain(args: argparse.Namespace) -> dict:
         progress = (k - args.warmup) / max(1, args.steps - args.warmup)
         return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
 
-    generator = torch.Generator(device).manual_seed(args.seed)
+    generators = {r: torch.Generator(device).manual_seed(args.seed + r) for r in processes.mine}
+    micro_batch = args.batch_size // processes.shards
     log, window, start, saves = [], [], time.perf_counter(), 1
     saves = 1
     info = run_info(args, unigram, history)
     step = 0
     while True:
         step += 1
-        elapsed = time.perf_counter() - start
+        elapsed = processes.agree(time.perf_counter() - start)
         done_steps = elapsed / budget * args.steps if budget else step - 1  # time as steps
         for group in optimizer.param_groups:
             group["lr"] = args.lr * rate(done_steps)
         model.train()
-        batch = sampler.batch(args.batch_size)
-        with torch.autocast(device.type, torch.bfloat16, enabled=cuda):
-            mlm_loss, nsp_loss, mlm_correct, nsp_correct = pretraining_losses(
-                model, batch, vocab["[MASK]"], generator
-            )
         optimizer.zero_grad()
-        (mlm_loss + nsp_loss).backward()
+        for r in processes.mine:  # one shard under torchrun; --shards of them in one process
+            batch = shard_samplers[r].batch(micro_batch)
+            with torch.autocast(device.type, torch.bfloat16, enabled=cuda):
+                mlm_loss, nsp_loss, mlm_correct, nsp_correct = pretraining_losses(
+                    trained, batch, vocab["[MASK]"], generators[r]
+                )
+            # DDP averages the ranks' gradients; one process averages its shards' the same way
+            ((mlm_loss + nsp_loss) / len(processes.mine)).backward()
+            pairs = (batch["nsp_labels"] != -100).sum()
+            window.append(
+                torch.stack([x.detach().float() for x in (mlm_loss, nsp_loss, nsp_correct, pairs)])
+            )
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
-        pairs = (batch["nsp_labels"] != -100).sum()
-        window.append(
-            torch.stack([x.detach().float() for x in (mlm_loss, nsp_loss, nsp_correct, pairs)])
-        )
-        done = step == args.stop_after or (
-            time.perf_counter() - start >= budget if budget else step == args.steps
-        )
+        finished = time.perf_counter() - start >= budget if budget else step == args.steps
+        done = step == args.stop_after or bool(processes.agree(float(finished)))
         if step % args.log_every == 0 or done:
-            mean = torch.stack(window).float().cpu()
+            mean = processes.mean(torch.stack(window).float()).cpu()
             row = {
                 "step": step,
                 "seconds": round(time.perf_counter() - start, 1),
@@ -382,20 +531,16 @@ def pretrain(args: argparse.Namespace) -> dict:
             }
             window = []
             log.append(row)
-            print(row, flush=True)
+            if processes.main:
+                print(row, flush=True)
         due = elapsed >= saves * budget / args.saves if budget else step % args.save_every == 0
         if due or done:
             saves += 1
-            # every question a [MASK] (run 1 of the shipped checkpoint predates this: 80/10/10)
-            result = evaluate_mlm(model, tokenizer, held_out, unigram, seed=0)
-            if not log or log[-1]["step"] != step:
-                log.append({"step": step, "seconds": round(time.perf_counter() - start, 1)})
-            log[-1]["held_out"] = {k: round(v, 4) for k, v in result.items()}
-            log[-1]["cloze"] = cloze_rate(model, tokenizer)
-            print("held-out", log[-1]["held_out"], "cloze", log[-1]["cloze"], flush=True)
-            save_pretrained(model, args.out, info | {"steps_done": step, "log": log}, args.half)
+            evaluation = (held_out, unigram)
+            checkpoint(args, model, tokenizer, processes, evaluation, info, log, (step, start))
         if done:
             break
+    processes.close()
     return {"log": log}
 
 
