@@ -30,6 +30,12 @@ sources and metadata, never outputs, so nbval's comparison is unchanged:
   the notebook. Colab shows neither relative paths nor cell attachments, and Markdown renderers
   refuse SVG data URIs (markdown-it, Jupyter Book's parser, among them); the website maps the PNG
   back to the SVG file (``book/_ext/offline_site.py``);
+- a relative Markdown link to another page of the book (``notation.md``, ``notation.md#anchor``,
+  ``labs/NN_name_lab.ipynb#anchor``, ``../NN_name.ipynb#anchor``: a file that exists) becomes a link
+  to that page on the published site (``https://OWNER.github.io/NAME/book/notation.html#anchor``, from
+  ``_config.yml``'s repository, as ``scripts/set_repository.py`` derives it), so that it resolves on
+  Colab and in a downloaded notebook; the website's build maps these back to links inside the site
+  (``book/_ext/offline_site.py``), so the site stays self-contained;
 - the setup cell's guard is the current one (``SETUP_GUARD``): on Colab it installs the helper
   package beside Colab's own torch; elsewhere, when the package is missing, it stops with one
   sentence that says how to install it.
@@ -44,6 +50,9 @@ import sys
 from pathlib import Path
 
 import nbformat
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from set_repository import configured_url, published_site  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
@@ -217,6 +226,38 @@ def doc_roles_to_links(source: str, folder: Path) -> str:
     return DOC_ROLE.sub(link, source)
 
 
+# [text](target.md#anchor): a relative link (no scheme) to a page file; not an image (![...](...))
+BOOK_LINK = re.compile(
+    r"(?<!!)\[(?P<text>[^\]\n]*)\]\((?P<target>[^()\s:#]+\.(?:md|ipynb))(?P<anchor>#[^()\s]*)?\)"
+)
+
+
+def _book_root(folder: Path) -> Path:
+    """The checkout that holds ``folder``: the nearest folder above it with a ``_config.yml``."""
+    for candidate in [folder, *folder.parents]:
+        if (candidate / "_config.yml").is_file():
+            return candidate
+    return ROOT
+
+
+def links_to_published_site(source: str, folder: Path = BOOK) -> str:
+    """Rewrite each relative Markdown link to a page of the book (a ``.md`` or ``.ipynb`` file that
+    exists, relative to ``folder``) as a link to that page on the published site."""
+    root = _book_root(folder.resolve())
+    site = None
+
+    def link(match: re.Match) -> str:
+        nonlocal site
+        path = (folder / match["target"]).resolve()
+        if not path.is_file() or root not in path.parents:
+            return match[0]  # not a page of this book: leave it as written
+        site = site or published_site(configured_url(root))
+        page = path.relative_to(root).with_suffix(".html").as_posix()
+        return f"[{match['text']}]({site}{page}{match['anchor'] or ''})"
+
+    return BOOK_LINK.sub(link, source)
+
+
 def markers_to_tags(cell: nbformat.NotebookNode) -> None:
     """Move whole-line nbval marker comments of a code cell into its tags."""
     kept, tags = [], list(cell.metadata.get("tags", []))
@@ -373,7 +414,8 @@ def format_notebook(notebook: nbformat.NotebookNode, folder: Path = BOOK) -> Non
         if cell.cell_type == "markdown":
             source = doc_roles_to_links(dropdowns_to_details(cell.source), folder)
             source = embed_diagrams(source, folder)
-            cell.source = ref_roles_to_links(source, folder)
+            source = ref_roles_to_links(source, folder)
+            cell.source = links_to_published_site(source, folder)
         elif cell.cell_type == "code":
             markers_to_tags(cell)
             collapse_solutions(cell)

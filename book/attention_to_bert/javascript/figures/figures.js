@@ -112,7 +112,7 @@
     var width = size + 70 + barWidth + 60;
     var svg = el("svg", {viewBox: "0 0 " + width + " " + Math.max(size, n * rowHeight + 40),
       width: "100%", role: "group", "aria-label": config.title,
-      style: "max-width:" + width + "px;touch-action:none;user-select:none;"}, root);
+      style: "max-width:" + width + "px;touch-action:pan-x pan-y pinch-zoom;user-select:none;"}, root);
     function px(p) { return [pad + (p[0] - lo) / (hi - lo) * plot, pad + (hi - p[1]) / (hi - lo) * plot]; }
     function data(x, y) {
       var clamp = function (v) { return Math.min(hi, Math.max(lo, v)); };
@@ -140,7 +140,7 @@
     var output = el("path", {d: "M-7,0H7M0,-7V7", stroke: COLOURS.output, "stroke-width": 3,
                              "class": "atb-output"}, svg);
     var handle = el("circle", {r: 9, fill: COLOURS.query, stroke: "#ffffff", "stroke-width": 2,
-      tabindex: "0", role: "button", "class": "atb-query", style: "cursor:grab;",
+      tabindex: "0", role: "button", "class": "atb-query", style: "cursor:grab;touch-action:none;",
       "aria-label": "query point: drag it, or focus it and use the arrow keys"}, svg);
     el("text", {x: pad, y: size - 6, "font-size": 12, fill: COLOURS.text}, svg).textContent =
       "● keys   ◇ values   ● query (drag)   + output";
@@ -181,9 +181,15 @@
     handle.addEventListener("pointerdown", function (event) {
       dragging = true; handle.setPointerCapture(event.pointerId); event.preventDefault();
     });
-    area.addEventListener("pointerdown", function (event) { moveTo(event); });
+    // a finger on the figure scrolls the page unless it grabs the handle (touch-action above); a
+    // tap on the plot moves the query there, as a mouse press does at once
+    area.addEventListener("pointerdown", function (event) {
+      if (event.pointerType !== "touch") { moveTo(event); }
+    });
+    area.addEventListener("click", function (event) { moveTo(event); });
     handle.addEventListener("pointermove", function (event) { if (dragging) { moveTo(event); } });
     handle.addEventListener("pointerup", function () { dragging = false; });
+    handle.addEventListener("pointercancel", function () { dragging = false; });
     handle.addEventListener("keydown", function (event) {
       var step = (hi - lo) / 50, moves = {ArrowLeft: [-step, 0], ArrowRight: [step, 0],
                                           ArrowUp: [0, step], ArrowDown: [0, -step]};
