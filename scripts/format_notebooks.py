@@ -38,7 +38,10 @@ sources and metadata, never outputs, so nbval's comparison is unchanged:
   (``book/_ext/offline_site.py``), so the site stays self-contained;
 - the setup cell's guard is the current one (``SETUP_GUARD``): on Colab it installs the helper
   package beside Colab's own torch; elsewhere, when the package is missing, it stops with one
-  sentence that says how to install it.
+  sentence that says how to install it. It also asks OpenMP, before torch loads, to let idle threads
+  sleep (``OMP_WAIT_POLICY=PASSIVE``, as the test suite and ``execute_notebooks.py`` run the
+  chapters): with the default, two threads that spin on a busy 2-core machine made chapter 2's
+  training ten times slower (``benchmarks/run.py --only alone`` measures each lesson opened alone).
 """
 
 from __future__ import annotations
@@ -327,6 +330,9 @@ def embed_diagrams(source: str, folder: Path = BOOK) -> str:
 
 
 SETUP_GUARD = """\
+# torch's idle threads sleep rather than spin (set before torch loads):
+# on a busy machine, spinning made training ten times slower
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 # The book's helper package: on Colab, installed beside Colab's own torch
 # (scripts/set_repository.py keeps the URL); elsewhere, see the README.
 REPOSITORY = "{repository}"
@@ -345,7 +351,8 @@ if importlib.util.find_spec("attention_to_bert") is None:
     subprocess.run([*pip, "--no-deps", package], check=True)
     subprocess.run([*pip, *extras], check=True)
     importlib.invalidate_caches()  # importable at once"""
-GUARD_IMPORTS = ["import importlib.util", "import subprocess", "import sys"]
+GUARD_IMPORTS = ["import importlib.util", "import os", "import subprocess", "import sys"]
+WAIT_POLICY_LINE = 'os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")'
 GUARD_FROM_IMPORTS = ["from importlib import metadata"]
 REPOSITORY_LINE = re.compile(r'^[ \t]*REPOSITORY = "(?P<url>https://github\.com/[^"]+)"$', re.M)
 DEFAULT_REPOSITORY = "https://github.com/from-attention-to-bert/book"
@@ -381,7 +388,7 @@ def rewrite_setup_guard(source: str) -> str:
         elif re.fullmatch(r"import [\w.]+|from [\w.]+ import \w+", stripped):
             head_imports.append(stripped)
             index += 1
-        elif stripped.startswith("REPOSITORY = "):
+        elif stripped.startswith("REPOSITORY = ") or stripped == WAIT_POLICY_LINE:
             index += 1
         elif stripped.startswith("if ") and ("google.colab" in line or "attention_to_bert" in line):
             guard_end = _top_statement_end(lines, index)
