@@ -23,6 +23,7 @@ import ast
 import re
 import sys
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import nbformat
 import pytest
@@ -42,7 +43,7 @@ FIGURES = """() => [...document.querySelectorAll('article.bd-article img')]
     .filter(img => (img.closest('div.cell_output') || /_images\\//.test(img.getAttribute('src')))
                    && !img.closest('div.atb-figure') && !img.closest('div[id^="bertviz-"]'))
     .map((img, index) => { img.setAttribute('data-phone-test', String(index));
-        return {index, src: new URL(img.getAttribute('src'), document.baseURI).pathname,
+        return {index, src: new URL(img.getAttribute('src'), document.baseURI).href,
                 natural: img.naturalWidth, shown: img.getBoundingClientRect().width}; })"""
 LOAD_ALL = """async () => { const images = [...document.images];
     images.forEach(img => { img.loading = 'eager'; });
@@ -66,18 +67,20 @@ def phone(browser):
     context.close()
 
 
-def text_px_at_natural_size(site: Path, path: str) -> float:
-    """The smallest text of a figure file of the site, in CSS px at its natural size."""
-    file = site / path.lstrip("/")
+def text_px_at_natural_size(site: Path, url: str) -> float:
+    """The smallest text of a figure file of the site (its file: URL), in CSS px at its natural
+    size."""
+    file = Path(unquote(urlsplit(url).path))
+    assert site.resolve() in file.resolve().parents, f"{url} is not a file of the site"
     if file.suffix == ".svg":
         size = offline_site.svg_text_px(file.read_text(encoding="utf-8"))
-        assert size is not None, f"{path}: no text found in the drawing"
+        assert size is not None, f"{url}: no text found in the drawing"
         return size
     from PIL import Image
 
     with Image.open(file) as image:
         dpi = image.info.get("dpi")
-    assert dpi, f"{path}: the PNG does not record its resolution (dpi)"
+    assert dpi, f"{url}: the PNG does not record its resolution (dpi)"
     return offline_site.FIGURE_FONT_FLOOR_PT * float(dpi[0]) / 72
 
 
