@@ -2,7 +2,8 @@
 
     python benchmarks/run.py                  # everything: about 4 minutes on a quiet 2-core laptop, most of it
                                               # executing the notebooks (--only mha bert scaling: about 2)
-    python benchmarks/run.py --only mha bert  # some sections: mha, bert, scaling, notebooks, site
+    python benchmarks/run.py --only mha bert  # some sections: mha, bert, scaling, notebooks, alone, site
+    python benchmarks/run.py --only alone --notebooks book/02_han.ipynb  # some lessons opened alone
     python benchmarks/run.py --quick          # fewer rounds and sizes: a smoke test, not for the record
     python benchmarks/run.py --device cuda    # force a device (default: CUDA when present, else the CPU)
 
@@ -424,8 +425,9 @@ def bench_scaling(
 # --- The book itself: notebooks and site build ---
 
 
-def notebook_table(timings: Sequence[tuple[str, float | None, str]]) -> str:
-    """Rows of (notebook, seconds or None if it failed, note) as a table with the book's total."""
+def notebook_table(timings: Sequence[tuple[str, float | None, str]], whole: bool = True) -> str:
+    """Rows of (notebook, seconds or None if it failed, note) as a table with the book's total
+    (``whole``; otherwise the total of the notebooks run, with no target)."""
     rows, total, failed = [], 0.0, False
     for name, seconds, note in timings:
         if seconds is None:
@@ -434,10 +436,13 @@ def notebook_table(timings: Sequence[tuple[str, float | None, str]]) -> str:
         else:
             total += seconds
             rows.append([name, f"{seconds:.1f}", verdict(seconds, CHAPTER_TARGET_S), note])
-    book = "failed" if failed else verdict(total, BOOK_TARGET_S)
-    rows.append(
-        ["**whole book**", f"**{total:.1f}**", book, f"target {BOOK_TARGET_S / 60:.0f} min"]
-    )
+    if whole:
+        book = "failed" if failed else verdict(total, BOOK_TARGET_S)
+        rows.append(
+            ["**whole book**", f"**{total:.1f}**", book, f"target {BOOK_TARGET_S / 60:.0f} min"]
+        )
+    else:
+        rows.append(["**these notebooks**", f"**{total:.1f}**", "", "not the whole book"])
     return markdown_table(["notebook", "seconds", f"within {CHAPTER_TARGET_S:.0f} s", "note"], rows)
 
 
@@ -484,6 +489,79 @@ def bench_notebooks(plot: bool = True, notebooks: Sequence[Path] | None = None) 
     return text
 
 
+# what the test suite and scripts/notebooks/execute_notebooks.py set for their kernels and a reader's does not
+SUITE_ONLY_ENV = ["OMP_WAIT_POLICY", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "TQDM_DISABLE"]
+ALONE_CORES = 2
+
+
+def two_cores() -> tuple[set[int] | None, str]:
+    """Restrict this process (and the kernels it starts, which inherit it) to ``ALONE_CORES`` of
+    the cores it may use; return the cores it had before (None where the OS cannot) and a note."""
+    if not hasattr(os, "sched_setaffinity"):
+        return (
+            None,
+            f"not pinned (no CPU affinity on {platform.system()}): all {os.cpu_count()} cores",
+        )
+    before = os.sched_getaffinity(0)
+    pinned = set(sorted(before)[:ALONE_CORES])
+    os.sched_setaffinity(0, pinned)
+    return before, f"pinned to {len(pinned)} core(s) {sorted(pinned)}"
+
+
+def run_alone(path: Path, timeout: int = 1800) -> float:
+    """Execute the lesson copied alone into an empty folder, in a clean kernel with a reader's
+    environment (none of SUITE_ONLY_ENV); return the seconds. Nothing is saved."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    saved = {name: os.environ.pop(name) for name in SUITE_ONLY_ENV if name in os.environ}
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            copy = Path(folder) / path.name
+            copy.write_bytes(path.read_bytes())
+            notebook = nbformat.read(copy, as_version=4)
+            client = NotebookClient(
+                notebook,
+                timeout=timeout,
+                kernel_name="python3",
+                resources={"metadata": {"path": folder}},
+            )
+            start = time.perf_counter()
+            client.execute()
+            return time.perf_counter() - start
+    finally:
+        os.environ.update(saved)
+
+
+def bench_alone(notebooks: Sequence[Path] | None = None) -> str:
+    """Each lesson opened alone on 2 cores, as a reader runs it: its stored timing is what the
+    suite's kernels take (OMP_WAIT_POLICY=PASSIVE among their settings); a reader's JupyterLab has
+    none of those, and on a busy machine that is what it feels."""
+    before, pinning = two_cores()
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    timings: list[tuple[str, float | None, str]] = []
+    try:
+        for path in notebooks or sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb")):
+            print(f"  executing {path.name} alone ...", flush=True)
+            start = time.perf_counter()
+            try:
+                timings.append((path.stem, run_alone(path), ""))
+            except Exception as error:  # a row, and on with the next lesson
+                name = getattr(error, "ename", type(error).__name__)
+                timings.append(
+                    (path.stem, None, f"{name} after {time.perf_counter() - start:.0f} s")
+                )
+    finally:
+        if before is not None:
+            os.sched_setaffinity(0, before)
+    return (
+        notebook_table(timings, whole=notebooks is None)
+        + f"\n\nEach lesson copied into an empty folder and run in a clean kernel with a reader's "
+        f"environment (none of {', '.join(SUITE_ONLY_ENV)} set), {pinning}; load average "
+        f"{load:.1f} when the section began."
+    )
+
+
 def bench_site() -> str:
     """Time ``jupyter-book build .`` into an empty folder (no cache), from the stored notebook outputs."""
     jupyter_book = Path(sys.executable).parent / "jupyter-book"
@@ -518,6 +596,7 @@ TITLES = {
     "bert": "BERT forward (all-MiniLM-L6-v2), batch 8 × 128 tokens",
     "scaling": "Attention cost against sequence length",
     "notebooks": "Executing the chapters (clean kernel, top to bottom)",
+    "alone": "Each lesson opened alone on 2 cores (a reader's kernel)",
     "site": "Building the website from the stored outputs",
 }
 SECTIONS = list(TITLES)
@@ -578,6 +657,13 @@ def main(argv: list[str] | None = None) -> int:
         "--threads", type=int, default=2, help="PyTorch CPU threads (default 2, as the book)"
     )
     parser.add_argument(
+        "--notebooks",
+        nargs="+",
+        type=Path,
+        default=None,
+        help="the lessons the alone section runs (default: every lesson)",
+    )
+    parser.add_argument(
         "--output",
         type=Path,
         default=RESULTS,
@@ -599,6 +685,7 @@ def main(argv: list[str] | None = None) -> int:
             device, rounds, SCALING_LENGTHS[:4] if args.quick else SCALING_LENGTHS, plot=plot
         ),
         "notebooks": lambda: bench_notebooks(plot=plot),
+        "alone": lambda: bench_alone(args.notebooks),
         "site": bench_site,
     }
     blocks = read_blocks(args.output.read_text()) if args.output.exists() else {}

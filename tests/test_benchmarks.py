@@ -3,6 +3,9 @@
 No timing is asserted here (timings depend on the machine); the script itself is run by hand, see the README.
 """
 
+import os
+from pathlib import Path
+
 import pytest
 import torch
 from helpers import ROOT, load_script
@@ -137,3 +140,41 @@ def test_choose_device_names_a_bad_name(run):
         run.choose_device("gpu")
     with pytest.raises(TypeError, match="prefer must be a device name"):
         run.choose_device(0)
+
+
+def test_a_lesson_opened_alone_runs_on_two_cores_with_a_readers_environment(
+    run, tmp_path, monkeypatch
+):
+    """bench_alone runs the lesson copied into an empty folder, in a kernel pinned to at most two
+    cores that has none of the suite's settings (OMP_WAIT_POLICY among them); a row per lesson."""
+    import json
+
+    import nbformat
+
+    monkeypatch.setenv("OMP_WAIT_POLICY", "PASSIVE")
+    seen = tmp_path / "seen.json"
+    source = (
+        "import json, os, pathlib\n"
+        "cores = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else None\n"
+        f"pathlib.Path({str(seen)!r}).write_text(json.dumps({{'policy': "
+        "os.environ.get('OMP_WAIT_POLICY'), 'cores': cores, 'folder': os.getcwd()}))"
+    )
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
+    notebook.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    path = tmp_path / "98_probe.ipynb"
+    nbformat.write(notebook, path)
+    cores_before = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    text = run.bench_alone(notebooks=[path])
+    row = [line for line in text.splitlines() if line.startswith("| 98_probe")][0]
+    assert float(row.split("|")[2]) > 0, row
+    kernel = json.loads(seen.read_text())
+    assert kernel["policy"] is None, "the kernel inherited the suite's OMP_WAIT_POLICY"
+    assert kernel["cores"] is None or kernel["cores"] <= 2, kernel
+    assert Path(kernel["folder"]) != path.parent, "the lesson ran beside its checkout, not alone"
+    assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"  # the benchmark's own environment is back
+    if cores_before is not None:
+        assert os.sched_getaffinity(0) == cores_before

@@ -1,5 +1,6 @@
 """scripts/notebooks/format_notebooks.py: the chapters read the same on the website, in JupyterLab and Colab."""
 
+import re
 import sys
 
 import matplotlib
@@ -50,8 +51,11 @@ def test_every_website_form_becomes_one_that_reads_anywhere():
     format_notebooks.format_notebook(notebook)
     text, ignored, figure, solution, code, references = notebook.cells
     assert "Vaswani et al. (2017)" in text.source and "(Bahdanau et al., 2015)" in text.source
-    assert "](04_self_attention.ipynb)" in text.source
-    assert "[mask conventions](notation.md#mask-conventions)" in text.source
+    # links to the book's pages: to the published site, which the website maps back (and which
+    # Colab and a downloaded notebook can follow)
+    site = "https://from-attention-to-bert.github.io/book/book/"
+    assert f"]({site}04_self_attention.html)" in text.source
+    assert f"[mask conventions]({site}notation.html#mask-conventions)" in text.source
     assert ignored.source == "print(seconds)" and ignored.metadata.tags == ["nbval-ignore-output"]
     assert "execution" not in figure.metadata
     assert figure.metadata["mystnb"]["image"]["alt"] == "heatmap 'Weights'"
@@ -241,3 +245,52 @@ def test_every_chapter_starts_with_the_install_guard(chapter):
         f"{chapter.name}: the setup cell lacks the install guard: start from another chapter's "
         "setup cell, or run `python scripts/notebooks/format_notebooks.py` to update an older one"
     )
+
+
+LOADS_TORCH = r"^(?:import|from) (?:torch|attention_to_bert|transformers|bertviz)\b"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda path: path.stem)
+def test_openmp_threads_sleep_when_idle_from_before_torch_loads(chapter):
+    """A reader's kernel has none of the suite's settings: the setup cell asks OpenMP for passive
+    waiting before any cell imports torch (OpenMP reads it once, when torch loads it); spinning
+    threads made chapter 2's training ten times slower on a busy 2-core machine."""
+    code = [c.source for c in nbformat.read(chapter, as_version=4).cells if c.cell_type == "code"]
+    text = "\n\n".join(code)
+    policy = text.find(format_notebooks.WAIT_POLICY_LINE)
+    torch_import = min(
+        (m.start() for m in re.finditer(LOADS_TORCH, text, re.M)),
+        default=len(text),
+    )
+    assert 0 <= policy < torch_import, f"{chapter.name}: OMP_WAIT_POLICY is set after torch loads"
+
+
+def test_links_to_the_books_pages_travel_as_published_urls(tmp_path):
+    """Relative links from a notebook to another page of the book (a .md page, a lesson, a lab,
+    with or without an anchor) become the page's published URL; a link to a missing file, an
+    image, an outside URL or an anchor of the same page stays as written; twice changes nothing."""
+    (tmp_path / "_config.yml").write_text(
+        "repository:\n  url: https://github.com/Someone/a-fork\n  branch: main\n"
+    )
+    book = tmp_path / "book"
+    (book / "labs").mkdir(parents=True)
+    for name in ["notation.md", "04_self_attention.ipynb", "labs/04_self_attention_lab.ipynb"]:
+        (book / name).write_text("{}")
+    site = "https://someone.github.io/a-fork/book/"
+    lesson = (
+        "See [Notation](notation.md), [masks](notation.md#mask-conventions), "
+        "[the lab](labs/04_self_attention_lab.ipynb#4-1-claim), [gone](missing.md), "
+        "![a picture](notation.md), [outside](https://example.org/x.md), [here](#top)."
+    )
+    once = format_notebooks.links_to_published_site(lesson, book)
+    assert once == (
+        f"See [Notation]({site}notation.html), [masks]({site}notation.html#mask-conventions), "
+        f"[the lab]({site}labs/04_self_attention_lab.html#4-1-claim), [gone](missing.md), "
+        "![a picture](notation.md), [outside](https://example.org/x.md), [here](#top)."
+    )
+    assert format_notebooks.links_to_published_site(once, book) == once
+    # from a lab back to its lesson
+    back = format_notebooks.links_to_published_site(
+        "[the lesson](../04_self_attention.ipynb#4-2-why)", book / "labs"
+    )
+    assert back == f"[the lesson]({site}04_self_attention.html#4-2-why)"

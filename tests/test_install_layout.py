@@ -65,3 +65,31 @@ def test_git_ignores_what_an_install_writes_and_keeps_dot_build() -> None:
     assert tracked.returncode == 0, (
         ".build/.gitignore is not committed: a fresh clone lacks .build/"
     )
+
+
+def test_the_readers_jupyterlab_lists_only_what_a_reader_opens() -> None:
+    """`jupyter lab book/ --config=jupyter_lab_config.json` (the README's command) hides the
+    website's machinery and the helper package from JupyterLab's file browser (jupyter_server's
+    ``ContentsManager.hide_globs``: listings only; the files stay readable and importable), and keeps
+    the globs jupyter_server hides by default."""
+    import json
+    from fnmatch import fnmatch
+
+    from jupyter_server.services.contents.manager import ContentsManager
+
+    config = json.loads((ROOT / "jupyter_lab_config.json").read_text())
+    globs = config["ContentsManager"]["hide_globs"]
+    assert set(ContentsManager().hide_globs) <= set(globs)
+    shown = sorted(
+        path.name
+        for path in (ROOT / "book").iterdir()
+        # hidden files (.ruff_cache, ...) are never listed: jupyter_server's allow_hidden is off
+        if not path.name.startswith(".") and not any(fnmatch(path.name, glob) for glob in globs)
+    )
+    for machinery in ["_ext", "_static", "_latex", "attention_to_bert", "images"]:
+        assert machinery not in shown, machinery
+    lessons = [name for name in shown if name.endswith(".ipynb")]
+    assert lessons == sorted(p.name for p in (ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
+    assert [name for name in shown if not name.endswith((".ipynb", ".md")) and name != "labs"] == []
+    readme = (ROOT / "README.md").read_text()
+    assert "jupyter lab book/ --config=jupyter_lab_config.json" in readme

@@ -43,6 +43,32 @@ def test_set_repository_moves_the_config_and_every_colab_cell(copy_of_the_book):
     assert config.count(url) == 1 and "branch: main" in config
 
 
+def test_set_repository_moves_the_links_to_the_published_site(copy_of_the_book):
+    old = set_repository.published_site(set_repository.configured_url(copy_of_the_book))
+    stored = {
+        path.name: path.read_text().count(old)
+        for path in (copy_of_the_book / "book").glob("*.ipynb")
+    }
+    assert sum(stored.values()) >= 4, stored  # chapters 1, 5 and 6 link to the notation page
+    set_repository.set_repository("someone/a-fork", root=copy_of_the_book)
+    new = "https://someone.github.io/a-fork/"
+    for path in (copy_of_the_book / "book").glob("*.ipynb"):
+        text = path.read_text()
+        assert old not in text and text.count(new) == stored[path.name], path.name
+
+
+def test_the_published_site_of_a_repository():
+    assert (
+        set_repository.published_site("https://github.com/From-Attention-to-BERT/book")
+        == "https://from-attention-to-bert.github.io/book/"
+    )
+    assert set_repository.published_site("https://github.com/me/me.github.io") == (
+        "https://me.github.io/"
+    )
+    with pytest.raises(ValueError, match="github.com/OWNER/NAME"):
+        set_repository.published_site("https://gitlab.com/me/book")
+
+
 def test_set_repository_refuses_a_name_that_is_not_owner_slash_name(copy_of_the_book):
     with pytest.raises(ValueError, match="OWNER/NAME"):
         set_repository.set_repository("https://github.com/x/y", root=copy_of_the_book)

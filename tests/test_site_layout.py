@@ -87,7 +87,9 @@ def test_on_a_phone_nothing_slides_sideways_and_printouts_scroll(open_page, chap
 
 
 @pytest.mark.parametrize("chapter", ["02_han", "05_multi_head_attention"])
-def test_a_tap_opens_a_figure_full_size(open_page, chapter):
+def test_a_tap_opens_a_figure_in_the_viewer_and_escape_closes_it(open_page, chapter):
+    """A figure is a link to itself (the bare image without JavaScript); a tap opens the figure
+    viewer at least at the image's natural size, which Escape closes, giving the focus back."""
     page = open_page(chapter, PHONE)
     figures = page.eval_on_selector_all(
         "div.cell_output a.figure-zoom > img",
@@ -101,10 +103,48 @@ def test_a_tap_opens_a_figure_full_size(open_page, chapter):
     natural = first.evaluate("i => i.decode().then(() => i.naturalWidth)")
     shown = first.evaluate("i => i.getBoundingClientRect().width")
     assert natural > shown, "on a phone the figure is squeezed: the full-size view is needed"
-    with page.expect_navigation():
-        first.click()
-    assert page.url.endswith(".png")
-    assert page.evaluate("() => document.images[0].naturalWidth") == natural
+    url = page.url
+    first.click()
+    viewer = page.locator("div.figure-viewer")
+    viewer.wait_for(state="visible")
+    assert page.url.split("#")[0] == url.split("#")[0], "the tap left the page"
+    in_viewer = page.evaluate(
+        "() => document.querySelector('div.figure-viewer img').getBoundingClientRect().width"
+    )
+    assert in_viewer >= natural - 1, f"the viewer shows it {in_viewer:.0f} px wide of {natural}"
+    box = page.evaluate(
+        "() => document.querySelector('div.figure-viewer').getBoundingClientRect().toJSON()"
+    )
+    assert (box["width"], box["height"]) == (PHONE["width"], PHONE["height"]), box
+    page.keyboard.press("Escape")
+    viewer.wait_for(state="hidden")
+    assert page.evaluate("() => document.activeElement.classList.contains('figure-zoom')")
+    page.close()
+
+
+def test_a_diagram_opens_in_the_viewer_too(open_page):
+    page = open_page("05_multi_head_attention", PHONE)
+    diagram = page.locator("img[src$='ch5_kv_sharing.svg']")
+    diagram.scroll_into_view_if_needed()
+    diagram.click()
+    page.locator("div.figure-viewer").wait_for(state="visible")
+    assert page.evaluate(
+        "() => document.querySelector('div.figure-viewer img').src.endsWith('ch5_kv_sharing.svg')"
+    )
+    page.locator("div.figure-viewer button[data-zoom='close']").click()
+    page.locator("div.figure-viewer").wait_for(state="hidden")
+    page.close()
+
+
+def test_no_empty_band_across_the_top_of_a_laptop_page(open_page):
+    """The header holds only the search field hidden at this width: it is not drawn, and the
+    page's content starts at the top of the window."""
+    page = open_page("intro", LAPTOP)
+    header = page.evaluate(
+        "() => document.querySelector('header.bd-header').getBoundingClientRect().height"
+    )
+    top = page.evaluate("() => document.querySelector('.bd-main').getBoundingClientRect().top")
+    assert header == 0 and top < 1, f"header {header} px, content from {top} px"
     page.close()
 
 

@@ -24,6 +24,15 @@ Loaded by ``_config.yml`` (``sphinx.local_extensions``). It
   each back to ``book/images/diagrams/NAME.svg`` by its content (the PNG twin of that SVG), so
   pages show vectors and stay light, and the printed book gets the same vector files;
 * prints the labs as appendices of the printed book (``\\appendix`` before the part "Labs");
+* makes links that travel local again: a notebook links to the book's other pages by their
+  published URL (``https://OWNER.github.io/NAME/book/notation.html#mask-conventions``, written by
+  ``scripts/notebooks/format_notebooks.py``, so that a chapter opened alone on Colab or downloaded reaches
+  them); each such link becomes the same cross-reference a relative Markdown link makes, so the
+  built site (and the printed book) links inside itself and works offline;
+* gives every figure what the figure viewer (``_static/figure-zoom.js``) needs to open it at a size
+  where its text is legible: ``data-text-px``, the smallest text of the figure in CSS px at its
+  natural size (an SVG diagram's from its glyphs, a PNG plot's from its resolution and the book's
+  smallest font, ``FIGURE_FONT_FLOOR_PT``); and the site's root page a favicon link;
 * writes each inline ``<script>`` once: Sphinx 7.4 adds inline scripts registered after the builder
   started (such as sphinx-thebe's ``const THEBE_JS_URL = …``) twice, and the second ``const``
   declaration is a page error ("Identifier 'THEBE_JS_URL' has already been declared").
@@ -48,11 +57,17 @@ from typing import Any
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.transforms import SphinxTransform
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
 
 STATIC_DIR = Path(__file__).resolve().parents[1] / "_static"
 PACKAGE_JAVASCRIPT = Path(__file__).resolve().parents[1] / "attention_to_bert" / "javascript"
 
 DIAGRAMS = Path(__file__).resolve().parents[1] / "images" / "diagrams"
+# the smallest font the book's plots use (tick labels at 7 pt: chapter 4's vectors, chapter 2's
+# bars); at 100 dpi 7 pt is 9.7 image pixels (tests/test_browser_phone.py checks the code for less)
+FIGURE_FONT_FLOOR_PT = 7.0
 PNG_DATA = "data:image/png;base64,"
 
 # Loaded in this order after every other script of the page: d3 and jQuery must run before
@@ -224,6 +239,10 @@ def slim_pages(app: Sphinx, exception: Exception | None) -> None:
             slim = MATHJAX_SCRIPT.sub("", slim)
         if not search_as_you_type and page.name != "search.html":
             slim = SEARCH_SCRIPTS.sub("", slim)
+        slim = mark_figure_text(slim, page, Path(app.outdir))
+        if page.parent == Path(app.outdir) and "<head" not in slim and 'rel="icon"' not in slim:
+            # the root's redirect page: a 404 for /favicon.ico otherwise
+            slim = ROOT_FAVICON + slim
         if slim != html:
             page.write_text(slim, encoding="utf-8")
     slim_font_awesome(Path(app.outdir))
@@ -241,15 +260,75 @@ def slim_images(site: Path) -> None:
             if image.mode == "P":
                 continue  # a palette already (or done by an earlier build)
             rgba = image.convert("RGBA")
+            dpi = image.info.get("dpi")
         if rgba.getchannel("A").getextrema() != (255, 255):
             continue  # transparent: keep it as it is
         palette = rgba.convert("RGB").quantize(
             256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE
         )
         buffer = io.BytesIO()
-        palette.save(buffer, "PNG", optimize=True)
+        palette.save(buffer, "PNG", optimize=True, **({"dpi": dpi} if dpi else {}))
         if buffer.tell() < path.stat().st_size:
             path.write_bytes(buffer.getvalue())
+
+
+ROOT_FAVICON = '<link rel="icon" href="_static/favicon.svg" type="image/svg+xml" />\n'
+FIGURE_IMAGE = re.compile(
+    r'<img (?![^>]*\bdata-text-px=)(?P<attributes>[^>]*\bsrc="(?P<src>[^"]+)"[^>]*)>'
+)
+SVG_GLYPHS = re.compile(r"scale\((?P<scale>[0-9.]+) -(?P=scale)\)")
+SVG_FONT_SIZE = re.compile(r'font-size[:=]\s*"?(?P<size>[0-9.]+)(?:px)?')
+SVG_WIDTH = re.compile(r'<svg\b[^>]*?\bwidth="(?P<width>[0-9.]+)(?P<unit>pt|px)?"')
+SVG_VIEWBOX = re.compile(r'<svg\b[^>]*?\bviewBox="[-0-9.]+ [-0-9.]+ (?P<width>[0-9.]+) [-0-9.]+"')
+CSS_PX_PER = {"pt": 4 / 3, "px": 1.0, None: 1.0}
+
+
+def svg_text_px(svg: str) -> float | None:
+    """The smallest text of an SVG drawing in CSS px at its natural size: matplotlib writes each text
+    as glyph paths scaled by ``scale(s -s)``, ``s`` the font size (in the drawing's units) / 100;
+    ``font-size`` where the text is text. None where the drawing has no text."""
+    sizes = [100 * float(m["scale"]) for m in SVG_GLYPHS.finditer(svg)]
+    sizes += [float(m["size"]) for m in SVG_FONT_SIZE.finditer(svg)]
+    width, viewbox = SVG_WIDTH.search(svg), SVG_VIEWBOX.search(svg)
+    if not sizes:
+        return None
+    to_css = 1.0
+    if width and viewbox and float(viewbox["width"]) > 0:
+        to_css = float(width["width"]) * CSS_PX_PER[width["unit"]] / float(viewbox["width"])
+    return min(sizes) * to_css
+
+
+def png_text_px(path: Path) -> float:
+    """The smallest text of a PNG plot in image pixels: the book's smallest font at the file's
+    resolution (matplotlib records it; 72 dpi where it does not)."""
+    from PIL import Image
+
+    with Image.open(path) as image:
+        dpi = image.info.get("dpi", (72, 72))[0]
+    return FIGURE_FONT_FLOOR_PT * float(dpi) / 72
+
+
+def mark_figure_text(html: str, page: Path, site: Path) -> str:
+    """Add ``data-text-px`` to each figure of a page that is a file of the site's ``_images``."""
+
+    def mark(match: re.Match) -> str:
+        src = match["src"].split("#", 1)[0].split("?", 1)[0]
+        if src.startswith(("data:", "http:", "https:")) or "_images/" not in src:
+            return match[0]
+        path = (page.parent / src).resolve()
+        if not path.is_file() or site.resolve() not in path.parents:
+            return match[0]
+        if path.suffix == ".svg":
+            size = svg_text_px(path.read_text(encoding="utf-8", errors="replace"))
+        elif path.suffix == ".png":
+            size = png_text_px(path)
+        else:
+            return match[0]
+        if size is None:
+            return match[0]
+        return f'<img data-text-px="{size:.2f}" {match["attributes"]}>'
+
+    return FIGURE_IMAGE.sub(mark, html)
 
 
 THEME_CSS = Path("_static") / "styles" / "pydata-sphinx-theme.css"
@@ -377,8 +456,67 @@ class DiagramFiles(SphinxTransform):
                 node["uri"] = os.path.relpath(known[digest], folder).replace(os.sep, "/")
 
 
+GITHUB_REPOSITORY = re.compile(
+    r"https://github\.com/(?P<owner>[\w.-]+)/(?P<name>[\w.-]+?)(?:\.git)?/?$"
+)
+
+
+def published_site(repository_url: str) -> str | None:
+    """The GitHub Pages address of the repository's site, ending in ``/`` (as
+    ``scripts/repository/set_repository.py`` derives it); None for a repository not on GitHub."""
+    match = GITHUB_REPOSITORY.match(repository_url or "")
+    if not match:
+        return None
+    owner, name = match["owner"].lower(), match["name"]
+    if name.lower() == f"{owner}.github.io":
+        return f"https://{owner}.github.io/"
+    return f"https://{owner}.github.io/{name}/"
+
+
+class LocalBookLinks(SphinxTransform):
+    """A link to the published site's page of this book (``SITE/book/notation.html#anchor``)
+    becomes the cross-reference that a relative Markdown link (``notation.md#anchor``) makes: the
+    site links inside itself (see the module's docstring)."""
+
+    default_priority = 100
+
+    def apply(self, **kwargs: Any) -> None:
+        from sphinx import addnodes
+
+        options = self.config.html_theme_options or {}
+        site = published_site(str(options.get("repository_url", "")))
+        if not site:
+            return
+        for node in list(self.document.findall(nodes.reference)):
+            uri = node.get("refuri", "")
+            if not uri.startswith(site):
+                continue
+            page, _, anchor = uri[len(site) :].partition("#")
+            docname = page.removesuffix(".html")
+            if not page.endswith(".html") or docname not in self.env.found_docs:
+                logger.warning(
+                    f"a link to the published site names no page of the book: {uri}",
+                    location=node,
+                )
+                continue
+            xref = addnodes.pending_xref(
+                refdomain="doc",
+                reftarget=docname,
+                reftargetid=anchor or None,
+                refdoc=self.env.docname,
+                reftype="myst",
+                refexplicit=True,
+            )
+            xref.source, xref.line = node.source, node.line
+            inner = nodes.inline("", "", classes=["xref", "myst"])
+            inner.extend(child.deepcopy() for child in node.children)
+            xref.append(inner)
+            node.replace_self(xref)
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_transform(DiagramFiles)
+    app.add_transform(LocalBookLinks)
     app.connect("builder-inited", require_tex)
     app.connect("build-finished", labs_as_appendices)
     app.connect("config-inited", link_printed_book)
@@ -388,7 +526,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("builder-inited", add_static_dir)
     app.add_css_file("book.css")  # book/_static/book.css: code-cell font size, bertviz view width
     app.add_js_file("math-scroll.js", loading_method="defer")  # wide formulas: keyboard-scrollable
-    app.add_js_file("figure-zoom.js", loading_method="defer")  # a figure opens full size on a tap
+    app.add_js_file("figure-zoom.js", loading_method="defer")  # the figure viewer (zoom, pan)
     app.connect("html-page-context", serve_bertviz_libraries)
     app.connect("build-finished", copy_package_javascript)
     # after every other handler has added its scripts

@@ -30,11 +30,20 @@ sources and metadata, never outputs, so nbval's comparison is unchanged:
   the notebook. Colab shows neither relative paths nor cell attachments, and Markdown renderers
   refuse SVG data URIs (markdown-it, Jupyter Book's parser, among them); the website maps the PNG
   back to the SVG file (``book/_ext/offline_site.py``);
+- a relative Markdown link to another page of the book (``notation.md``, ``notation.md#anchor``,
+  ``labs/NN_name_lab.ipynb#anchor``, ``../NN_name.ipynb#anchor``: a file that exists) becomes a link
+  to that page on the published site (``https://OWNER.github.io/NAME/book/notation.html#anchor``, from
+  ``_config.yml``'s repository, as ``scripts/repository/set_repository.py`` derives it), so that it resolves on
+  Colab and in a downloaded notebook; the website's build maps these back to links inside the site
+  (``book/_ext/offline_site.py``), so the site stays self-contained;
 - the setup cell's guard is the current one (``SETUP_GUARD``): on Colab it installs the helper
   package beside Colab's own torch; elsewhere, when the package is missing, it stops with one
   sentence that says how to install it. The guard is a cell of its own, folded (tag ``hide-input``,
   collapsed in JupyterLab), so that the first code cell a reader sees is the imports; a setup cell
-  that holds the guard and the imports is split in two.
+  that holds the guard and the imports is split in two. It also asks OpenMP, before torch loads, to let idle threads
+  sleep (``OMP_WAIT_POLICY=PASSIVE``, as the test suite and ``execute_notebooks.py`` run the
+  chapters): with the default, two threads that spin on a busy 2-core machine made chapter 2's
+  training ten times slower (``benchmarks/run.py --only alone`` measures each lesson opened alone).
 """
 
 from __future__ import annotations
@@ -46,6 +55,9 @@ import sys
 from pathlib import Path
 
 import nbformat
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "repository"))
+from set_repository import configured_url, published_site  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 BOOK = ROOT / "book"
@@ -219,6 +231,38 @@ def doc_roles_to_links(source: str, folder: Path) -> str:
     return DOC_ROLE.sub(link, source)
 
 
+# [text](target.md#anchor): a relative link (no scheme) to a page file; not an image (![...](...))
+BOOK_LINK = re.compile(
+    r"(?<!!)\[(?P<text>[^\]\n]*)\]\((?P<target>[^()\s:#]+\.(?:md|ipynb))(?P<anchor>#[^()\s]*)?\)"
+)
+
+
+def _book_root(folder: Path) -> Path:
+    """The checkout that holds ``folder``: the nearest folder above it with a ``_config.yml``."""
+    for candidate in [folder, *folder.parents]:
+        if (candidate / "_config.yml").is_file():
+            return candidate
+    return ROOT
+
+
+def links_to_published_site(source: str, folder: Path = BOOK) -> str:
+    """Rewrite each relative Markdown link to a page of the book (a ``.md`` or ``.ipynb`` file that
+    exists, relative to ``folder``) as a link to that page on the published site."""
+    root = _book_root(folder.resolve())
+    site = None
+
+    def link(match: re.Match) -> str:
+        nonlocal site
+        path = (folder / match["target"]).resolve()
+        if not path.is_file() or root not in path.parents:
+            return match[0]  # not a page of this book: leave it as written
+        site = site or published_site(configured_url(root))
+        page = path.relative_to(root).with_suffix(".html").as_posix()
+        return f"[{match['text']}]({site}{page}{match['anchor'] or ''})"
+
+    return BOOK_LINK.sub(link, source)
+
+
 def markers_to_tags(cell: nbformat.NotebookNode) -> None:
     """Move whole-line nbval marker comments of a code cell into its tags."""
     kept, tags = [], list(cell.metadata.get("tags", []))
@@ -288,6 +332,9 @@ def embed_diagrams(source: str, folder: Path = BOOK) -> str:
 
 
 SETUP_GUARD = """\
+# torch's idle threads sleep rather than spin (set before torch loads):
+# on a busy machine, spinning made training ten times slower
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 # The book's helper package: on Colab, installed beside Colab's own
 # torch (scripts/repository/set_repository.py keeps the URL); elsewhere,
 # see the README.
@@ -307,7 +354,8 @@ if importlib.util.find_spec("attention_to_bert") is None:
     subprocess.run([*pip, "--no-deps", package], check=True)
     subprocess.run([*pip, *extras], check=True)
     importlib.invalidate_caches()  # importable at once"""
-GUARD_IMPORTS = ["import importlib.util", "import subprocess", "import sys"]
+GUARD_IMPORTS = ["import importlib.util", "import os", "import subprocess", "import sys"]
+WAIT_POLICY_LINE = 'os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")'
 GUARD_FROM_IMPORTS = ["from importlib import metadata"]
 REPOSITORY_LINE = re.compile(r'^[ \t]*REPOSITORY = "(?P<url>https://github\.com/[^"]+)"$', re.M)
 DEFAULT_REPOSITORY = "https://github.com/from-attention-to-bert/book"
@@ -343,7 +391,7 @@ def rewrite_setup_guard(source: str) -> str:
         elif re.fullmatch(r"import [\w.]+|from [\w.]+ import \w+", stripped):
             head_imports.append(stripped)
             index += 1
-        elif stripped.startswith("REPOSITORY = "):
+        elif stripped.startswith("REPOSITORY = ") or stripped == WAIT_POLICY_LINE:
             index += 1
         elif stripped.startswith("if ") and ("google.colab" in line or "attention_to_bert" in line):
             guard_end = _top_statement_end(lines, index)
@@ -416,7 +464,8 @@ def format_notebook(notebook: nbformat.NotebookNode, folder: Path = BOOK) -> Non
         if cell.cell_type == "markdown":
             source = doc_roles_to_links(dropdowns_to_details(cell.source), folder)
             source = embed_diagrams(source, folder)
-            cell.source = ref_roles_to_links(source, folder)
+            source = ref_roles_to_links(source, folder)
+            cell.source = links_to_published_site(source, folder)
         elif cell.cell_type == "code":
             markers_to_tags(cell)
             collapse_solutions(cell)

@@ -109,10 +109,15 @@
     var tValue = html("output", {"class": "atb-temperature-value"}, tLabel,
                       " " + state.temperature.toFixed(1));
 
-    var width = size + 70 + barWidth + 60;
-    var svg = el("svg", {viewBox: "0 0 " + width + " " + Math.max(size, n * rowHeight + 40),
+    // side by side where the column is wide enough for 12-unit text to show at 9.5 px or more;
+    // on a phone the bars go below the plot (one column: the text shows larger, not smaller)
+    var wide = size + 70 + barWidth + 60;
+    var stacked = (root.getBoundingClientRect().width || wide) < wide * 9.5 / 12;
+    var width = stacked ? size : wide;
+    var height = stacked ? size + n * rowHeight + 30 : Math.max(size, n * rowHeight + 40);
+    var svg = el("svg", {viewBox: "0 0 " + width + " " + height,
       width: "100%", role: "group", "aria-label": config.title,
-      style: "max-width:" + width + "px;touch-action:none;user-select:none;"}, root);
+      style: "max-width:" + width + "px;touch-action:pan-x pan-y pinch-zoom;user-select:none;"}, root);
     function px(p) { return [pad + (p[0] - lo) / (hi - lo) * plot, pad + (hi - p[1]) / (hi - lo) * plot]; }
     function data(x, y) {
       var clamp = function (v) { return Math.min(hi, Math.max(lo, v)); };
@@ -140,11 +145,12 @@
     var output = el("path", {d: "M-7,0H7M0,-7V7", stroke: COLOURS.output, "stroke-width": 3,
                              "class": "atb-output"}, svg);
     var handle = el("circle", {r: 9, fill: COLOURS.query, stroke: "#ffffff", "stroke-width": 2,
-      tabindex: "0", role: "button", "class": "atb-query", style: "cursor:grab;",
+      tabindex: "0", role: "button", "class": "atb-query", style: "cursor:grab;touch-action:none;",
       "aria-label": "query point: drag it, or focus it and use the arrow keys"}, svg);
     el("text", {x: pad, y: size - 6, "font-size": 12, fill: COLOURS.text}, svg).textContent =
       "● keys   ◇ values   ● query (drag)   + output";
-    var update = barChart(svg, size + 40, 20, barWidth, rowHeight, config.labels);
+    var update = stacked ? barChart(svg, 10, size + 10, barWidth, rowHeight, config.labels)
+                         : barChart(svg, size + 40, 20, barWidth, rowHeight, config.labels);
     var readout = html("p", {"class": "atb-readout", "aria-live": "polite",
                              style: "margin:0.2em 0;font-size:0.9em;"}, root);
 
@@ -181,9 +187,18 @@
     handle.addEventListener("pointerdown", function (event) {
       dragging = true; handle.setPointerCapture(event.pointerId); event.preventDefault();
     });
-    area.addEventListener("pointerdown", function (event) { moveTo(event); });
+    // a finger on the figure scrolls the page unless it grabs the handle (touch-action above); a
+    // tap on the plot moves the query there, as a mouse press does at once
+    area.addEventListener("pointerdown", function (event) {
+      if (event.pointerType !== "touch") { moveTo(event); }
+    });
+    area.addEventListener("click", function (event) { moveTo(event); });
+    // Chromium ignores touch-action inside an SVG: a finger on the handle must not scroll
+    handle.addEventListener("touchstart", function (event) { event.preventDefault(); },
+                            {passive: false});
     handle.addEventListener("pointermove", function (event) { if (dragging) { moveTo(event); } });
     handle.addEventListener("pointerup", function () { dragging = false; });
+    handle.addEventListener("pointercancel", function () { dragging = false; });
     handle.addEventListener("keydown", function (event) {
       var step = (hi - lo) / 50, moves = {ArrowLeft: [-step, 0], ArrowRight: [step, 0],
                                           ArrowUp: [0, step], ArrowDown: [0, -step]};
