@@ -272,3 +272,25 @@ def test_the_picture_can_show_fewer_layers_than_the_view(monkeypatch):
     assert last.startswith(b"\x89PNG") and last != everything
     # the interactive view still holds both layers (its weights, rounded, are in the HTML)
     assert all(bundle["text/html"].count("[[[") >= 2 for bundle in shown)
+
+
+def test_the_picture_can_show_fewer_heads_than_the_view(monkeypatch):
+    import base64
+    import io
+
+    from PIL import Image
+
+    shown = []
+    monkeypatch.setattr(bertviz_offline, "display", lambda bundle, raw: shown.append(bundle))
+    torch.manual_seed(0)
+    attention = [torch.softmax(torch.randn(1, 6, 4, 4), -1) for _ in range(2)]
+    bertviz_offline.head_view(attention, list("abcd"), picture_layers=[0])
+    bertviz_offline.head_view(attention, list("abcd"), picture_layers=[0], picture_heads=[1, 4])
+    every_head, two_heads = (
+        Image.open(io.BytesIO(base64.b64decode(bundle["image/png"]))) for bundle in shown
+    )
+    # one row either way: six panels against two, of the same size, so a third of the width or so
+    assert two_heads.height == every_head.height
+    assert two_heads.width < every_head.width / 2
+    # the interactive view still holds all six heads of both layers
+    assert all(bundle["text/html"].count("[[[") >= 2 for bundle in shown)

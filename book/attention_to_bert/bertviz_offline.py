@@ -64,14 +64,16 @@ def head_view(
     *args: Any,
     decimals: int | None = 3,
     picture_layers: Sequence[int] | None = None,
+    picture_heads: Sequence[int] | None = None,
     **kwargs: Any,
 ) -> None:
     """Show ``bertviz.head_view(*args, **kwargs)`` offline, the weights rounded to ``decimals``.
 
-    ``picture_layers`` (optional): the layers the static picture (for print) draws, when it should
-    show fewer than the interactive view, so that its panels stay large enough to read.
+    ``picture_layers``, ``picture_heads`` (optional): the layers and heads the static picture (for
+    print) draws, when it should show fewer than the interactive view, so that its panels stay large
+    enough to read.
     """
-    _show(bertviz.head_view, args, kwargs, decimals, picture_layers)
+    _show(bertviz.head_view, args, kwargs, decimals, picture_layers, picture_heads)
 
 
 def model_view(*args: Any, decimals: int | None = 3, **kwargs: Any) -> None:
@@ -90,6 +92,7 @@ def _show(
     kwargs: dict,
     decimals: int | None,
     picture_layers: Sequence[int] | None = None,
+    picture_heads: Sequence[int] | None = None,
 ) -> None:
     html = view_html(view, *args, decimals=decimals, **kwargs)
     kind = view.__name__.replace("_", " ")  # "head view", "model view"
@@ -97,6 +100,8 @@ def _show(
     # the printed book has no JavaScript: it shows the same attention as a static picture
     if picture_layers is not None:
         kwargs = kwargs | {"include_layers": list(picture_layers)}
+    if picture_heads is not None:
+        kwargs = kwargs | {"include_heads": list(picture_heads)}
     png = static_picture(*args, **kwargs)
     display({"text/html": html, "image/png": png, "text/plain": text}, raw=True)
 
