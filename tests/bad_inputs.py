@@ -960,6 +960,24 @@ bad("lookup_data(size=0)", "size")(lambda: LK.lookup_data(0, 0))
 bad("lookup_data prior not summing to 1", "prior")(lambda: LK.lookup_data(4, 0, prior=(0.5, 0.6)))
 bad("FixedWeights(num_positions=0)", "num_positions")(lambda: LK.FixedWeights(0))
 bad("SimilarityWeights(hard='yes')", "hard")(lambda: LK.SimilarityWeights(8, hard="yes"))
+bad("ConcatenatedMLP(hidden=0)", "hidden")(lambda: LK.ConcatenatedMLP(hidden=0))
+
+
+@valid("lookup: ConcatenatedMLP gives a distribution over the labels that depends on the query")
+def _():
+    query, keys, values, _ = LK.lookup_data(4, 0)
+    model = LK.ConcatenatedMLP()
+    output, weights = model(query, keys, values)
+    moved, _ = model(query + 1.0, keys, values)
+    sums_to_one = torch.allclose(output.sum(dim=-1), torch.ones(4))
+    return (
+        weights is None
+        and output.shape == (4, 8)
+        and sums_to_one
+        and not torch.equal(output, moved)
+    )
+
+
 bad("fit(lr=0)", "lr")(
     lambda: LK.fit(LK.FixedWeights(), LK.lookup_data(4, 0), LK.lookup_data(4, 1), lr=0.0)
 )

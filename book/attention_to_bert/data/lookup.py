@@ -1,4 +1,4 @@
-"""Chapter 1's look-up task: why attention computes its weights from similarity (lesson section 1.3,
+"""Chapter 1's look-up task: why attention computes its weights from similarity (lesson section 1.4,
 lab 1.1 and 1.2).
 
 Each example holds ``n`` items, each a random key (``d`` numbers) and a label (one of ``n``
@@ -11,6 +11,9 @@ weights fixed per position have something to learn. Three models share the read-
 * ``SimilarityWeights``: ``a = softmax_i(q^T W k_i)`` with a learned ``W`` (attention);
 * ``SimilarityWeights(hard=True)``: the arg max of the same scores, one-hot: it picks a key, but no
   gradient reaches ``W``, the query or the keys.
+
+A fourth model, ``ConcatenatedMLP``, has no weights ``a`` at all: a network with one hidden layer
+reads the query and every item (keys and labels) side by side, so it sees the query too.
 """
 
 from __future__ import annotations
@@ -82,6 +85,36 @@ class SimilarityWeights(nn.Module):
         else:
             weights = torch.softmax(scores, dim=-1)
         return (weights.unsqueeze(1) @ values).squeeze(1), weights
+
+
+class ConcatenatedMLP(nn.Module):
+    """A query-aware model without attention: an MLP over the query, the keys and the one-hot
+    labels, concatenated, with ``hidden`` ReLU units; its output is a distribution over the
+    labels."""
+
+    def __init__(
+        self, num_positions: int = len(PRIOR), key_size: int = 8, hidden: int = 128, seed: int = 1
+    ) -> None:
+        super().__init__()
+        check_int("num_positions", num_positions)
+        check_int("key_size", key_size)
+        check_int("hidden", hidden)
+        check_int("seed", seed, minimum=0)
+        inputs = key_size + num_positions * key_size + num_positions * num_positions
+        generator = torch.Generator().manual_seed(seed)
+        with torch.random.fork_rng(devices=[]):  # leave the global generator as it was
+            self.hidden = nn.Linear(inputs, hidden)
+            self.out = nn.Linear(hidden, num_positions)
+        with torch.no_grad():  # PyTorch's default start, drawn from our own generator
+            for layer in (self.hidden, self.out):
+                bound = 1 / layer.in_features**0.5
+                layer.weight.uniform_(-bound, bound, generator=generator)
+                layer.bias.uniform_(-bound, bound, generator=generator)
+
+    def forward(self, query: Tensor, keys: Tensor, values: Tensor) -> tuple[Tensor, None]:
+        """``(output (b, n), None)``: a distribution over the labels, and no weights."""
+        inputs = torch.cat([query, keys.flatten(1), values.flatten(1)], dim=-1)
+        return torch.softmax(self.out(torch.relu(self.hidden(inputs))), dim=-1), None
 
 
 def accuracy(model: nn.Module, data: tuple[Tensor, ...]) -> float:
