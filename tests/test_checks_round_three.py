@@ -3,10 +3,13 @@ or got a message that named another mistake; each is caught now, by the notebook
 the course's hidden test, with a message that says what the student did."""
 
 import math
+import sys
 
+import nbformat
 import pytest
 import torch
 import torch.nn.functional as F
+from helpers import ROOT
 from torch import nn
 
 from attention_to_bert import checks, pretraining
@@ -14,6 +17,9 @@ from attention_to_bert.attention import masked_softmax
 from attention_to_bert.checks import checker as checker_module
 from attention_to_bert.checks import grading
 from attention_to_bert.multihead import causal_mask, merge_heads, split_heads
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import make_course  # noqa: E402
 
 SEED = 4242  # a hidden test's secret, as make_course.py draws one
 
@@ -212,12 +218,6 @@ def test_5_2_forgotten_bytes_are_not_called_forgotten_values(capsys):
 
 
 def test_5_2_every_checker_of_a_cell_is_graded():
-    import make_course  # scripts/ is on the path (conftest)
-
-    from helpers import ROOT
-
-    import nbformat
-
     path = next((ROOT / "book").glob("05_*.ipynb"))
     _, graded = make_course.course_notebook(nbformat.read(path, as_version=4), "05", seed=1)
     assert {"grouped_query_attention", "kv_cache_bytes"} <= {e.checker for e in graded}

@@ -152,11 +152,18 @@ def _same(value: Any, copy: Tensor | np.ndarray | dict) -> bool:
 
 
 def _argument_name(function: Callable[..., Any], index: int) -> str:
-    """The name of the ``index``-th positional parameter of ``function`` (``argument 2`` if unknown)."""
+    """The name of the ``index``-th positional parameter of ``function`` (a module's: of its
+    ``forward``; ``argument 2`` if unknown or a ``*args``)."""
+    if isinstance(function, torch.nn.Module):
+        function = function.forward
     try:
-        return list(inspect.signature(function).bind_partial(*range(index + 1)).arguments)[index]
+        signature = inspect.signature(function)
+        name = list(signature.bind_partial(*range(index + 1)).arguments)[index]
     except (TypeError, ValueError, IndexError):
         return f"argument {index + 1}"
+    if signature.parameters[name].kind is inspect.Parameter.VAR_POSITIONAL:
+        return f"argument {index + 1}"
+    return name
 
 
 def close(actual: Any, expected: Tensor, atol: float = 1e-5, equal_nan: bool = False) -> bool:
