@@ -224,12 +224,10 @@ def test_5_2_every_checker_of_a_cell_is_graded():
 
 
 def test_5_2_a_causal_mask_is_not_called_padding(capsys):
-    def future_leaks(q, k, v, attn_mask=None):  # the mask is applied after the softmax
+    def future_leaks(q, k, v, attn_mask=None):  # the mask is ignored
         per_group = q.shape[1] // k.shape[1]
         k, v = k.repeat_interleave(per_group, 1), v.repeat_interleave(per_group, 1)
         weights = torch.softmax(q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5, dim=-1)
-        if attn_mask is not None:
-            weights = weights.masked_fill(attn_mask, 0.0)
         return weights @ v, weights
 
     passed, out = fails("grouped_query_attention", future_leaks, capsys)
