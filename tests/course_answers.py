@@ -1,7 +1,8 @@
 """Answers that the course test (tests/test_course.py) submits for each graded exercise, by checker:
-a typical wrong one (for the exercises where a class found one that passed, that one: issue #49),
-and one built from the package's own answer (where ``grading.SOLVED_BY`` names one). ``{f}`` stands for the name the chapter gives the student's function; each source is a whole
-answer cell, the checker call included. A new exercise adds one line to each dict."""
+a typical wrong one (where a class found one that passed, that one: issue #49), and one built from
+the package's own answer (where ``grading.SOLVED_BY`` names one). ``{f}`` stands for the name the
+chapter gives the student's function; each source is a whole answer cell, the checker call
+included. A new exercise adds one line to each dict; a cell with two checkers gets both answers."""
 
 CALL = "\n\n_ = checks.{checker}({f})"
 

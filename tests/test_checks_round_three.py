@@ -360,3 +360,47 @@ def test_8_2_the_mask_id_changes_in_the_hidden_test():
 
 def test_hidden_seed_is_restored():
     assert checker_module._hidden_seed is None
+
+
+# --- every hidden test draws other inputs ---
+
+
+def _fingerprint(value):
+    """What a checker handed over, as a comparable value: shapes and sums of tensors, numbers, the
+    shape of what a callable (a toy language model) returns, the sizes of modules."""
+    if isinstance(value, torch.Tensor):
+        return ("tensor", tuple(value.shape), round(float(value.detach().double().sum()), 6))
+    if isinstance(value, dict):
+        return tuple(sorted((key, _fingerprint(item)) for key, item in value.items()))
+    if isinstance(value, list | tuple):
+        return tuple(_fingerprint(item) for item in value)
+    if isinstance(value, nn.Module):
+        return tuple(_fingerprint(p) for p in value.parameters())
+    if callable(value):
+        return ("callable", tuple(value([1]).shape))
+    return value
+
+
+@pytest.mark.parametrize("name", sorted(grading.SOLVED_BY))
+def test_every_hidden_test_draws_other_inputs_than_the_visible_one(name):
+    seen = []
+
+    def record(*args):
+        seen.append(_fingerprint(args))
+
+    class Recorder(nn.Module):
+        def __init__(self, *args):
+            super().__init__()
+            seen.append(_fingerprint(args))
+
+        def forward(self, *args):
+            record(*args)
+
+    candidate = Recorder if name == "masked_self_attention" else record
+    getattr(checks, name)(candidate)
+    visible = list(seen)
+    seen.clear()
+    with grading.fresh_inputs(SEED):
+        getattr(checks, name)(candidate)
+    assert visible and len(seen) == len(visible), name
+    assert all(hidden != shown for hidden, shown in zip(seen, visible, strict=True)), name
