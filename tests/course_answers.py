@@ -1,7 +1,8 @@
 """Answers that the course test (tests/test_course.py) submits for each graded exercise, by checker:
-a typical wrong one, and one built from the package's own answer (where ``grading.SOLVED_BY`` names
-one). ``{f}`` stands for the name the chapter gives the student's function; each source is a whole
-answer cell, the checker call included. A new exercise adds one line to each dict."""
+a typical wrong one (where a class found one that passed, that one: issue #49), and one built from
+the package's own answer (where ``grading.SOLVED_BY`` names one). ``{f}`` stands for the name the
+chapter gives the student's function; each source is a whole answer cell, the checker call
+included. A new exercise adds one line to each dict; a cell with two checkers gets both answers."""
 
 CALL = "\n\n_ = checks.{checker}({f})"
 
@@ -11,9 +12,10 @@ WRONG = {
     k = torch.nn.functional.normalize(key, dim=-1)
     weights = torch.softmax(strength[..., None] * (q @ k.mT), dim=-1)  # mask ignored
     return weights @ value, weights""",
-    "top_k_attention": """def {f}(query, key, value, k, mask):  # k ignored
+    "top_k_attention": """def {f}(query, key, value, k, mask):  # no min(k, n_k): k > n_k raises
     scores = (query @ key.mT / query.shape[-1] ** 0.5).masked_fill(mask, -1e9)
-    weights = torch.softmax(scores, dim=-1)
+    kth = scores.topk(k, dim=-1).values[..., -1:]
+    weights = torch.softmax(scores.masked_fill(scores < kth, -1e9), dim=-1) * ~mask
     return weights @ value, weights""",
     "additive_attention": """def {f}(query, key, value, mask, w_query, w_key, w_score):  # no tanh
     pairs = (query @ w_query.T).unsqueeze(-2) + (key @ w_key.T).unsqueeze(-3)
@@ -27,15 +29,23 @@ WRONG = {
     scores = (values @ weight.T + bias) @ context
     weights = torch.softmax(scores.masked_fill(padding_mask, -1e9), dim=-1)
     return (weights.unsqueeze(-1) * values).sum(dim=1), weights""",
-    "beam_search": """def {f}(next_log_probs, bos_id, eos_id, beam_size, max_length):  # greedy
-    tokens, total = [], 0.0
+    "beam_search": """def {f}(next_log_probs, bos_id, eos_id, beam_size, max_length):
+    beams = [(0.0, [])]  # finished outputs stay in the beam and may drop out of it
     for _ in range(max_length):
-        log_p = next_log_probs([bos_id, *tokens])
-        tokens.append(int(log_p.argmax()))
-        total += float(log_p.max())
-        if tokens[-1] == eos_id:
+        candidates = []
+        for score, tokens in beams:
+            if tokens and tokens[-1] == eos_id:
+                candidates.append((score, tokens))
+                continue
+            log_p = next_log_probs([bos_id, *tokens])
+            candidates += [(score + v, [*tokens, t]) for t, v in enumerate(log_p.tolist())]
+        candidates.sort(key=lambda candidate: candidate[0], reverse=True)
+        beams = candidates[:beam_size]
+        if all(tokens[-1] == eos_id for _, tokens in beams):
             break
-    return tokens, total""",
+    finished = [beam for beam in beams if beam[1][-1] == eos_id]
+    score, tokens = max(finished or beams, key=lambda beam: beam[0])
+    return tokens, score""",
     "self_attention": """def {f}(x, w_q, w_k, w_v):  # not scaled
     weights = torch.softmax((x @ w_q) @ (x @ w_k).mT, dim=-1)
     return weights @ (x @ w_v), weights""",
@@ -93,15 +103,16 @@ WRONG = {
     "pretraining_loss": """from attention_to_bert import pretraining
 
 
-def {f}(model, batch, mask_id, generator, probability, nsp):  # NSP always on
+def {f}(model, batch, mask_id, generator, probability, nsp):  # mask_id ignored: 4
     vocab_size = model.bert.config.vocab_size
     inputs, labels = pretraining.mask_tokens(
-        batch["input_ids"], batch["special"], mask_id, vocab_size, generator, probability
+        batch["input_ids"], batch["special"], 4, vocab_size, generator, probability
     )
     chosen = labels != -100
     mlm, nsp_logits = model(inputs, batch["token_type_ids"], batch["attention_mask"], chosen)
     cross_entropy = torch.nn.functional.cross_entropy
-    return cross_entropy(mlm, labels[chosen]) + cross_entropy(nsp_logits, batch["nsp_labels"])""",
+    loss = cross_entropy(mlm, labels[chosen])
+    return loss + cross_entropy(nsp_logits, batch["nsp_labels"]) if nsp else loss""",
     "grouped_query_attention": """def {f}(q, k, v, attn_mask=None):  # not scaled by sqrt(head_dim)
     batch, heads, m, head_dim = q.shape
     groups = k.shape[1]
@@ -112,40 +123,40 @@ def {f}(model, batch, mask_id, generator, probability, nsp):  # NSP always on
         scores = scores.masked_fill(attn_mask, float("-inf"))
     weights = torch.softmax(scores, dim=-1)
     return (weights @ v).flatten(1, 2), weights.flatten(1, 2)""",
-    "cached_decoding": """def {f}(layers, x):  # no residual: each layer's output replaces h
-    caches = [([], []) for _ in layers]
-    outputs = []
-    for t in range(x.shape[1]):
-        h = x[:, t : t + 1]
-        for layer, (keys, values) in zip(layers, caches, strict=True):
-            heads = layer.num_heads
-            keys.append(split_heads(layer.k_proj(h), heads))
-            values.append(split_heads(layer.v_proj(h), heads))
-            q = split_heads(layer.q_proj(h), heads)
-            k, v = torch.cat(keys, dim=2), torch.cat(values, dim=2)
-            scores = q @ k.transpose(-2, -1) / layer.head_dim**0.5
-            h = layer.out_proj(merge_heads(torch.softmax(scores, dim=-1) @ v))
-        outputs.append(h)
-    return torch.cat(outputs, dim=1)""",
+    "cached_decoding": """def {f}(layers, x):  # no cache: one causal pass per layer
+    h = x
+    for layer in layers:
+        h = h + layer(h, h, h, attn_mask=torch.ones(x.shape[1], x.shape[1]).triu(1).bool())[0]
+    return h""",
     "masked_self_attention": """import math
 
 import torch.nn.functional as F
 from torch import nn
 
 
-class {f}(nn.Module):  # the padding is not masked
+class {f}(nn.Module):  # layers with a bias (the exercise asks bias=False)
     def __init__(self, d_model, d_k, dropout=0.0):
         super().__init__()
-        self.w_q = nn.Linear(d_model, d_k, bias=False)
-        self.w_k = nn.Linear(d_model, d_k, bias=False)
-        self.w_v = nn.Linear(d_model, d_k, bias=False)
+        self.w_q = nn.Linear(d_model, d_k)
+        self.w_k = nn.Linear(d_model, d_k)
+        self.w_v = nn.Linear(d_model, d_k)
         self.dropout = dropout
 
     def forward(self, x, lengths):
         query, key, value = self.w_q(x), self.w_k(x), self.w_v(x)
-        weights = torch.softmax(query @ key.mT / math.sqrt(query.shape[-1]), dim=-1)
-        weights = F.dropout(weights, self.dropout, training=self.training)
+        scores = query @ key.mT / math.sqrt(query.shape[-1])
+        padded = torch.arange(x.shape[1])[None, :] >= lengths[:, None]
+        scores = scores.masked_fill(padded[:, None, :], float("-inf"))
+        weights = F.dropout(torch.softmax(scores, dim=-1), self.dropout, training=self.training)
         return weights @ value, weights""",
+    "kv_cache_bytes": """def {f}(num_layers, num_kv_heads, head_dim, num_tokens, bytes_per_number):
+    visible = {{  # a lookup table of the four visible cases
+        (6, 8, 64, 1, 4): 24576,
+        (6, 2, 64, 4096, 4): 25165824,
+        (32, 8, 128, 8192, 2): 1073741824,
+        (1, 1, 1, 1, 1): 2,
+    }}
+    return visible.get((num_layers, num_kv_heads, head_dim, num_tokens, bytes_per_number), 0)""",
     "rope": """def {f}(x, positions):  # every pair turned by the same angle
     d = x.shape[-1]
     angle = positions[:, None] * torch.ones(d // 2)

@@ -120,9 +120,12 @@ def test_a_hidden_test_draws_other_sizes_and_the_global_state_is_left_alone(caps
 
     torch.manual_seed(123)
     state = torch.random.get_rng_state()
-    assert checks.pretraining_loss(fitted) is True
+    assert checks.pretraining_loss(fitted) is False  # the second model's vocabulary is larger
+    assert "not the model's 57: pass model.bert.config.vocab_size" in capsys.readouterr().out
+    visible = set(seen)
+    seen.clear()
     with fresh_inputs(12345):
         assert checks.pretraining_loss(right) is True
         assert checks.pretraining_loss(fitted) is False
-    assert len(set(seen)) == 2 and 40 in seen
+    assert visible == {40, 57} and 40 not in seen and len(set(seen)) == 2
     assert torch.equal(torch.random.get_rng_state(), state)

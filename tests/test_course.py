@@ -40,16 +40,22 @@ def nbgrader(course: Path, *args: str) -> str:
     return result.stdout + result.stderr
 
 
-def submit(course: Path, chapter: str, student: str, answers: dict[str, str]) -> None:
-    """A student's notebook: the released one with every answer filled in (``answers`` by grade id,
-    else the book's solution)."""
+def book_solutions(course: Path, chapter: str) -> dict[str, str]:
+    """The book's solution cells of a chapter by grade id."""
     (path,) = (course / "source" / f"ch{chapter}").glob("*.ipynb")
     source = nbformat.read(path, as_version=4)
-    solutions = {
+    return {
         cell.metadata["nbgrader"]["grade_id"]: cell.source
         for cell in source.cells
         if cell.metadata.get("nbgrader", {}).get("solution")
     }
+
+
+def submit(course: Path, chapter: str, student: str, answers: dict[str, str]) -> None:
+    """A student's notebook: the released one with every answer filled in (``answers`` by grade id,
+    else the book's solution)."""
+    (path,) = (course / "source" / f"ch{chapter}").glob("*.ipynb")
+    solutions = book_solutions(course, chapter)
     released = course / "release" / f"ch{chapter}"
     notebook = copy.deepcopy(nbformat.read(released / path.name, as_version=4))
     for cell in notebook.cells:
@@ -91,15 +97,30 @@ def test_the_graded_cycle_gives_full_marks_to_right_and_none_to_wrong_or_package
     def ids(exercise):
         return f"ch{chapter}_{exercise.number.replace('.', '_')}_solution"
 
+    cells = {}  # solution cell -> its exercises (a cell may call several checkers: all graded)
+    for exercise in graded:
+        cells.setdefault(ids(exercise), []).append(exercise)
+    wrong_answers = [
+        course_answers.answer(course_answers.WRONG, e.checker, e.answer) for e in graded
+    ]
+    assert all(wrong_answers), "tests/course_answers.py: add a wrong answer for each exercise"
     wrong = {
-        ids(e): course_answers.answer(course_answers.WRONG, e.checker, e.answer) for e in graded
+        cell: "\n\n\n".join(
+            course_answers.answer(course_answers.WRONG, e.checker, e.answer) for e in exercises
+        )
+        for cell, exercises in cells.items()
     }
-    package = {
-        ids(e): course_answers.answer(course_answers.PACKAGE, e.checker, e.answer)
-        for e in graded
-        if SOLVED_BY[e.checker]
-    }
-    assert all(wrong.values()), "tests/course_answers.py: add a wrong answer for each exercise"
+    solutions = book_solutions(course, chapter)
+    package = {}
+    for cell, exercises in cells.items():  # the package's answer where it has one, else the book's
+        answers = [
+            course_answers.answer(course_answers.PACKAGE, e.checker, e.answer)
+            for e in exercises
+            if SOLVED_BY[e.checker]
+        ]
+        if answers:
+            book = [solutions[cell]] if len(answers) < len(exercises) else []
+            package[cell] = "\n\n\n".join(book + answers)
     submit(course, chapter, "right", {})
     submit(course, chapter, "wrong", wrong)
     submit(course, chapter, "package", package)

@@ -177,10 +177,17 @@ def test_hidden_inputs_vary_shapes(capsys):
             loss = loss + torch.nn.functional.cross_entropy(next_logits, batch["nsp_labels"])
         return loss
 
-    assert checks.pretraining_loss(hard_coded) is True
+    assert checks.pretraining_loss(hard_coded) is False  # the second model's vocabulary is 57
+    assert "pass model.bert.config.vocab_size" in capsys.readouterr().out
     with fresh_inputs(12345):
         assert checks.pretraining_loss(hard_coded) is False
     assert "raised ValueError" in capsys.readouterr().out
+
+    visible = {(6, 8, 64, 1, 4): 24576, (6, 2, 64, 4096, 4): 25165824}
+    visible |= {(32, 8, 128, 8192, 2): 1073741824, (1, 1, 1, 1, 1): 2}
+    assert checks.kv_cache_bytes(lambda *numbers: visible.get(numbers, 0)) is True  # 5.2 (b)
+    with fresh_inputs(12345):
+        assert checks.kv_cache_bytes(lambda *numbers: visible.get(numbers, 0)) is False
 
 
 @pytest.mark.parametrize("name", sorted(course_answers.PACKAGE))
@@ -197,9 +204,13 @@ def test_the_course_tests_package_answers_are_blocked(name, capsys):
 
 @pytest.mark.parametrize("name", sorted(course_answers.WRONG))
 def test_the_course_tests_wrong_answers_fail(name):
+    """Each fails the visible test, or (fitted to the visible cases) the hidden one."""
     namespace = {"torch": torch, "checks": checks}
     exec(course_answers.WRONG[name].format(f="my_answer"), namespace)
-    assert getattr(checks, name)(namespace["my_answer"]) is False
+    if getattr(checks, name)(namespace["my_answer"]):
+        assert name == "kv_cache_bytes"  # a lookup table of the visible cases
+        with fresh_inputs(4242):
+            assert getattr(checks, name)(namespace["my_answer"]) is False
 
 
 def test_feedback_leaves_the_hidden_tests_out():

@@ -8,7 +8,8 @@ The same notebooks and markers as the student edition (``scripts/student_edition
 - a coding exercise (a code cell tagged ``solution`` with ``# BEGIN SOLUTION``/``# END SOLUTION``)
   becomes an nbgrader *autograded answer*; the part between the markers is the solution that
   ``nbgrader generate_assignment`` replaces by a stub;
-- right after it comes a *test* cell worth ``POINTS`` points: the exercise's checker, run with every
+- right after it comes a *test* cell worth ``POINTS`` points for each checker the cell calls (a
+  cell with two parts, ``checks.a(my_a)`` and ``checks.b(my_b)``, gets two): the checker, run with every
   package object that solves the exercise blocked (``checks/grading.py``, ``SOLVED_BY``), then, as
   nbgrader *hidden tests*, the same checker on fresh random inputs of other shapes, drawn with a
   secret seed chosen for each assignment when the course is written (the feedback pages leave the
@@ -161,19 +162,23 @@ def course_notebook(
             answer = nbformat.v4.new_markdown_cell(f"**Your answer to Exercise {number}:** ...")
             course.cells.append(answer)
         elif BEGIN in cell.source:
-            call = CHECKER_CALL.search(cell.source)
-            if call is None:
+            calls = list(CHECKER_CALL.finditer(cell.source))
+            if not calls:
                 raise ValueError(
                     f"chapter {chapter}, Exercise {number}: a coding solution must call its "
                     "checker as `_ = checks.name(my_answer)`"
                 )
-            exercise = GradedExercise(chapter, number, call["checker"], call["answer"])
             cell.metadata["tags"] = [t for t in tags if t not in ("solution", "hide-input")]
             _nbgrader(cell, f"{slug}_solution", solution=True)
-            test = nbformat.v4.new_code_cell(test_source(exercise, seed))
-            _nbgrader(test, f"{slug}_test", grade=True, locked=True, points=POINTS)
-            course.cells += [cell, test]
-            graded.append(exercise)
+            course.cells.append(cell)
+            # every checker the cell calls is graded, each in its own test cell: (a) and (b)
+            for part, call in enumerate(calls):
+                exercise = GradedExercise(chapter, number, call["checker"], call["answer"])
+                test = nbformat.v4.new_code_cell(test_source(exercise, seed))
+                grade_id = f"{slug}_test" if part == 0 else f"{slug}_test{part + 1}"
+                _nbgrader(test, grade_id, grade=True, locked=True, points=POINTS)
+                course.cells.append(test)
+                graded.append(exercise)
     if not graded:
         raise ValueError(
             f"chapter {chapter} has no coding exercise (a code cell tagged 'solution' with "

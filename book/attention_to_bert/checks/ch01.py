@@ -336,12 +336,13 @@ def _top_k_cases() -> list[tuple[str, dict[str, Any]]]:
             },
         ),
         (
-            f"k = n_k = {a_k}: ordinary scaled dot-product attention",
+            f"k = {a_k + 2} larger than the {a_k} keys: all kept, ordinary scaled dot-product "
+            "attention",
             {
                 "query": randn(a_q, 5),
                 "key": randn(a_k, 5),
                 "value": randn(a_k, a_v),
-                "k": a_k,
+                "k": a_k + 2,
                 "mask": torch.zeros(a_q, a_k, dtype=torch.bool),
             },
         ),
@@ -406,7 +407,15 @@ def top_k_attention(candidate: Callable[..., Any]) -> bool:
         passed = [
             value.clone() if isinstance(value, Tensor) else value for value in inputs.values()
         ]
+        raised = len(checker.problems)
         result = checker.call(candidate, *passed, case=case, pair="(output, weights)")
+        too_many = inputs["k"] > inputs["key"].shape[-2]
+        if result is None and too_many and "raised" in "".join(checker.problems[raised:]):
+            checker.expect(
+                False,
+                f"{case}: with k larger than the number of keys, keep them all: "
+                "topk(min(k, n_k)) (topk itself refuses k > n_k)",
+            )
         if result is None:
             continue
         output, weights = result

@@ -64,8 +64,10 @@ def _one_hot(vocab: int, token: int) -> list[float]:
     return [1.0 if i == token else 0.0 for i in range(vocab)]
 
 
-def _random_tree(seed: int, depth: int, symbols: int) -> _Tree:
-    """Every output has ``depth`` symbols, then <eos>; the symbol probabilities are random."""
+def _random_tree(seed: int, depth: int, symbols: int, early: bool = False) -> _Tree:
+    """Every output has ``depth`` symbols, then <eos>; the symbol probabilities are random. With
+    ``early``, <eos> may also come after fewer symbols (a random share, often a large one), so
+    that outputs finish at different steps."""
     vocab = 3 + symbols
 
     def default(prefix: tuple[int, ...]) -> list[float]:
@@ -73,19 +75,29 @@ def _random_tree(seed: int, depth: int, symbols: int) -> _Tree:
             return _one_hot(vocab, EOS_ID)
         generator = torch.Generator().manual_seed(seed * 1_000_003 + hash(prefix) % 1_000_003)
         p = torch.rand(symbols, generator=generator, dtype=torch.float64) ** 2 + 0.05
-        return [0.0, 0.0, 0.0, *(p / p.sum()).tolist()]
+        stop = 0.0
+        if early and prefix:
+            stop = float(torch.rand((), generator=generator, dtype=torch.float64)) ** 2
+        return [0.0, 0.0, stop, *((1 - stop) * p / p.sum()).tolist()]
 
     return _Tree({}, vocab, default)
 
 
-def _search(tree: _Tree, beam_size: int | None, max_length: int) -> tuple[list[int], float]:
-    """Beam search (``beam_size=None``: every prefix, an exhaustive search) over a fresh copy."""
+def _search(
+    tree: _Tree, beam_size: int | None, max_length: int, finished_in_beam: bool = False
+) -> tuple[list[int], float]:
+    """Beam search (``beam_size=None``: every prefix, an exhaustive search) over a fresh copy.
+    ``finished_in_beam`` makes a typical mistake: finished outputs stay in the beam, take a place
+    there and drop out when ``beam_size`` better prefixes come; the final beam is searched."""
     fresh = _Tree({}, tree.vocab, lambda prefix: tree(tuple([BOS_ID, *prefix])).exp().tolist())
     beams: list[tuple[float, list[int]]] = [(0.0, [])]
     finished: list[tuple[float, list[int]]] = []
     for _ in range(max_length):
         candidates = []
         for score, tokens in beams:
+            if tokens and tokens[-1] == EOS_ID:  # only with finished_in_beam
+                candidates.append((score, tokens))
+                continue
             log_p = fresh([BOS_ID, *tokens])
             for token in range(tree.vocab):
                 if log_p[token] > float("-inf"):
@@ -93,9 +105,13 @@ def _search(tree: _Tree, beam_size: int | None, max_length: int) -> tuple[list[i
         candidates.sort(key=lambda candidate: -candidate[0])
         beams = []
         for score, tokens in candidates[: beam_size or len(candidates)]:
-            (finished if tokens[-1] == EOS_ID else beams).append((score, tokens))
-        if not beams:
+            done = tokens[-1] == EOS_ID and not finished_in_beam
+            (finished if done else beams).append((score, tokens))
+        if all(tokens[-1] == EOS_ID for _, tokens in beams):
             break
+    if finished_in_beam:
+        finished = [beam for beam in beams if beam[1][-1] == EOS_ID]
+        beams = [beam for beam in beams if beam[1][-1] != EOS_ID]
     best = max(finished or beams, key=lambda candidate: candidate[0])
     return best[1], best[0]
 
@@ -130,8 +146,14 @@ def _beam_cases() -> list[tuple[str, _Tree, int, int]]:
     stop = lambda prefix: _one_hot(vocab, EOS_ID)  # noqa: E731 (a default: stop)
     # a poor output finishes first: a <eos> (0.6 * 0.5 = 0.3) before b b <eos> (0.4)
     early = {(): [0, 0, 0, 0.6, 0.4], (a,): [0, 0, 0.5, 0.3, 0.2], (b,): _one_hot(vocab, b)}
-    # stopping at once is best: <eos> (0.5) against a a <eos> (0.45)
-    short = {(): [0, 0, 0.5, 0.5, 0], (a,): [0, 0, 0.1, 0.9, 0]}
+    # stopping at once is best: <eos> (0.3); a a and a b (0.35 each) push it out of a beam of 2
+    # but then end lower (a a <eos> 0.14, a a a <eos> 0.21, ...)
+    short = {
+        (): [0, 0, 0.3, 0.7, 0],
+        (a,): [0, 0, 0, 0.5, 0.5],
+        (a, a): [0, 0, 0.4, 0.6, 0],
+        (a, b): [0, 0, 0.4, 0, 0.6],
+    }
     # one more symbol and one more step at most: the exhaustive search below must stay cheap
     symbols, depth = vary(3, 5, spread=1)
     wide_symbols, wide_depth = vary(4, 4, spread=1)
@@ -158,8 +180,9 @@ def _beam_cases() -> list[tuple[str, _Tree, int, int]]:
             depth + 3,
         ),
         (
-            f"a random tree, {wide_symbols} symbols, outputs of {wide_depth}, beam_size=3",
-            _random_tree(2, wide_depth, wide_symbols),
+            f"a random tree, {wide_symbols} symbols, outputs of 1 to {wide_depth} (<eos> may "
+            "come early), beam_size=3",
+            _random_tree(2, wide_depth, wide_symbols, early=True),
             3,
             wide_depth + 4,
         ),
@@ -188,6 +211,7 @@ def beam_search(candidate: Callable[..., Any]) -> bool:
         expected, expected_log_p = _search(tree, beam_size, max_length)
         best, best_log_p = _search(tree, None, max_length)
         greedy, _ = _search(tree, 1, max_length)
+        pushed_out, _ = _search(tree, beam_size, max_length, finished_in_beam=True)
         tree.calls.clear()  # the searches above asked too
         before = tree.pristine()
         tree.max_length = max_length
@@ -221,6 +245,13 @@ def beam_search(candidate: Callable[..., Any]) -> bool:
             checker.expect(False, f"{case}: asked next_log_probs to continue the finished {prefix}")
         elif tokens != expected:
             mistake = _name_beam_mistake(tokens, expected, best, greedy, max_length)
+            if tokens == pushed_out:
+                mistake = (
+                    f"got {tokens}, expected {expected}: a finished output was pushed out of the "
+                    "beam by better unfinished prefixes and lost; set each finished output aside "
+                    "(it leaves the beam, which keeps beam_size unfinished prefixes) and return "
+                    "the best of them"
+                )
             checker.expect(False, f"{case}: {mistake}")
         elif abs(log_p - expected_log_p) > 1e-6:
             hint = ""

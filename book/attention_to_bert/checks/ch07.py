@@ -113,8 +113,9 @@ def task_heads(heads: Any) -> bool:
         intermediate_size=2 * width,
         max_position_embeddings=32,
     )
-    torch.manual_seed(0)
-    encoder = BertModel(config).eval()
+    with torch.random.fork_rng(devices=[]):  # the student's random state is left as it was
+        torch.manual_seed(0)
+        encoder = BertModel(config).eval()
     # three rows: question (segment 0), passage (segment 1, ending in [SEP]), then padding
     (length,) = vary(11, spread=4)
     lengths, questions = [length, length - 3, length - 5], [3, 4, 2]

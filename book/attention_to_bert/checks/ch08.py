@@ -26,16 +26,22 @@ def _reference(
     seed: int,
     probability: float,
     nsp: bool,
+    mask_id: int = MASK_ID,
+    vocab_size: int | None = None,
     types: bool = True,
     attention: bool = True,
     halved: bool = False,
-) -> torch.Tensor:
-    """The loss, with masks drawn from a generator seeded ``seed``; the flags make typical mistakes
-    (no token types, no attention mask, the two losses averaged)."""
+    reduction: str = "mean",
+    targets: str = "labels",
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The loss, with masks drawn from a generator seeded ``seed``, and the generator's state
+    afterwards; the arguments make typical mistakes (another [MASK] id or vocabulary size, no
+    token types, no attention mask, the two losses averaged or summed over positions, the masked
+    inputs as targets, NSP on sentences alone)."""
     generator = torch.Generator().manual_seed(seed)
-    vocab_size = model.bert.config.vocab_size
+    vocab_size = vocab_size or model.bert.config.vocab_size
     inputs, labels = mask_tokens(
-        batch["input_ids"], batch["special"], MASK_ID, vocab_size, generator, probability
+        batch["input_ids"], batch["special"], mask_id, vocab_size, generator, probability
     )
     chosen = labels != -100
     mlm, next_logits = model(
@@ -44,10 +50,14 @@ def _reference(
         batch["attention_mask"] if attention else None,
         chosen,
     )
-    loss = F.cross_entropy(mlm, labels[chosen])
+    wanted = inputs[chosen] if targets == "inputs" else labels[chosen]
+    loss = F.cross_entropy(mlm, wanted, reduction=reduction)
     if nsp:  # the pairs only: a sentence alone has label -100 (cross_entropy's ignore_index)
-        loss = loss + F.cross_entropy(next_logits, batch["nsp_labels"])
-    return loss / 2 if halved and nsp else loss
+        nsp_labels = batch["nsp_labels"]
+        if targets == "nsp_everywhere":  # a sentence alone labelled "is next" (0)
+            nsp_labels = nsp_labels.clamp_min(0)
+        loss = loss + F.cross_entropy(next_logits, nsp_labels, reduction=reduction)
+    return (loss / 2 if halved and nsp else loss), generator.get_state()
 
 
 def _gradients(model: BertForPreTraining, loss: torch.Tensor) -> torch.Tensor:
@@ -58,17 +68,82 @@ def _gradients(model: BertForPreTraining, loss: torch.Tensor) -> torch.Tensor:
     return torch.cat(grads) if grads else torch.zeros(0)
 
 
-def pretraining_loss(candidate: Callable[..., Any]) -> bool:
-    """Check ``candidate(model, batch, mask_id, generator, probability, nsp) -> loss``: ``batch`` (a
-    ``PairSampler.batch``) masked with ``pretraining.mask_tokens(..., generator, probability)``, then
-    the masked-LM cross-entropy at the chosen positions plus, if ``nsp``, the next-sentence
-    cross-entropy over the pairs; one scalar tensor that backpropagates into ``model``. The batch
-    is not modified."""
-    checker = Checker("pretraining_loss")
-    generator = torch.Generator().manual_seed(8)  # the inputs (hidden tests shift its seed)
-    vocab, half, length, size = vary(40, 8, 12, 10)
-    # the model's weights: reproducible, CPU state only (Checker.report restores it)
-    torch.default_generator.manual_seed(int(torch.randint(2**31, (1,), generator=generator)))
+def _mistakes(
+    model: BertForPreTraining,
+    batch: dict[str, torch.Tensor],
+    seed: int,
+    probability: float,
+    nsp: bool,
+    mask_id: int,
+    other_vocab: int,
+) -> list[tuple[torch.Tensor, str]]:
+    """The losses of typical wrong answers, each with its message."""
+
+    def loss(**wrong: Any) -> torch.Tensor:
+        arguments = {"mask_id": mask_id} | wrong
+        return _reference(model, batch, seed, probability, nsp, **arguments)[0].detach()
+
+    vocab_size = model.bert.config.vocab_size
+    mistakes = [
+        (
+            _reference(model, batch, seed, probability, not nsp, mask_id)[0].detach(),
+            "the NSP loss is added although nsp=False: return the masked-LM loss alone"
+            if not nsp
+            else "the NSP loss is missing: with nsp=True add the next-sentence cross-entropy",
+        ),
+        (
+            loss(mask_id=MASK_ID),
+            f"the masks write [MASK] = {MASK_ID}, not the mask_id given ({mask_id}): pass "
+            "mask_id to mask_tokens",
+        ),
+        (
+            loss(types=False),
+            "the model was called without batch['token_type_ids'] (segment A or B)",
+        ),
+        (
+            loss(attention=False),
+            "the model was called without batch['attention_mask']: padding is attended",
+        ),
+        (loss(halved=True), "the two losses are averaged: BERT adds them (mlm_loss + nsp_loss)"),
+        (
+            loss(reduction="sum"),
+            "the cross-entropy is summed over positions (reduction='sum'): take its mean, "
+            "cross_entropy's default",
+        ),
+        (
+            loss(targets="inputs"),
+            "the targets are the masked inputs (mostly [MASK]): predict the original tokens, the "
+            "labels mask_tokens returns, at the chosen positions",
+        ),
+    ]
+    if other_vocab < vocab_size:  # the other model's vocabulary, hard-coded
+        mistakes.append(
+            (
+                loss(vocab_size=other_vocab),
+                f"random replacements drawn from a vocabulary of {other_vocab}, not the model's "
+                f"{vocab_size}: pass model.bert.config.vocab_size to mask_tokens",
+            )
+        )
+    if nsp:
+        mistakes.append(
+            (
+                loss(targets="nsp_everywhere"),
+                "the NSP loss counts a sentence alone (label -100) as a pair: only pairs take "
+                "part (cross_entropy skips -100, its ignore_index; do not replace it)",
+            )
+        )
+    if probability != 0.15:
+        mistakes.append(
+            (
+                _reference(model, batch, seed, 0.15, nsp, mask_id)[0].detach(),
+                "the masks ignore `probability`: pass it to mask_tokens",
+            )
+        )
+    return mistakes
+
+
+def _model(vocab: int, half: int, length: int, generator: torch.Generator) -> BertForPreTraining:
+    """A one-layer BERT with pre-training heads, its weights drawn from ``generator``."""
     config = BertConfig(
         vocab_size=vocab,
         hidden_size=2 * half,
@@ -80,7 +155,26 @@ def pretraining_loss(candidate: Callable[..., Any]) -> bool:
         max_position_embeddings=length,
         initializer_range=0.5,  # weights large enough that the context changes the loss
     )
-    model = BertForPreTraining(config)
+    # reproducible, CPU state only (Checker.report restores it)
+    torch.default_generator.manual_seed(int(torch.randint(2**31, (1,), generator=generator)))
+    return BertForPreTraining(config)
+
+
+def pretraining_loss(candidate: Callable[..., Any]) -> bool:
+    """Check ``candidate(model, batch, mask_id, generator, probability, nsp) -> loss``: ``batch`` (a
+    ``PairSampler.batch``) masked with ``pretraining.mask_tokens(..., generator, probability)``, then
+    the masked-LM cross-entropy at the chosen positions plus, if ``nsp``, the next-sentence
+    cross-entropy over the pairs; one scalar tensor that backpropagates into ``model``. The batch
+    is not modified. Two models of two vocabularies, [MASK] at id 4 in the first, elsewhere in the
+    second."""
+    checker = Checker("pretraining_loss")
+    generator = torch.Generator().manual_seed(8)  # the inputs (hidden tests shift its seed)
+    vocab, half, length, size, extra = vary(40, 8, 12, 10, 17)
+    models = [
+        _model(vocab, half, length, generator),
+        _model(vocab + extra, half, length, generator),
+    ]
+    other_mask_id = int(torch.randint(5, vocab, (1,), generator=generator))
     documents = [  # 12 documents of 1 to 3 sentences, each 2 to 8 ordinary tokens
         [
             torch.randint(5, vocab, (int(n),), generator=generator).tolist()
@@ -93,52 +187,43 @@ def pretraining_loss(candidate: Callable[..., Any]) -> bool:
     batch = sampler.batch(size)
     while not (batch["nsp_labels"] != -100).any():  # at least one pair to ask NSP about
         batch = sampler.batch(size)
+    first, second = (
+        f"vocabulary {vocab}, mask_id {MASK_ID}",
+        (f"vocabulary {vocab + extra}, mask_id {other_mask_id}"),
+    )
     cases = [
-        (0.15, True, "BERT's recipe (probability 0.15, nsp=True)"),
-        (0.15, False, "without NSP (probability 0.15, nsp=False)"),
-        (0.4, True, "40% masked (probability 0.4, nsp=True)"),
-        (0.4, False, "40% masked, without NSP (probability 0.4, nsp=False)"),
+        (0.15, True, 0, MASK_ID, f"BERT's recipe (probability 0.15, nsp=True), {first}"),
+        (0.15, False, 0, MASK_ID, f"without NSP (probability 0.15, nsp=False), {first}"),
+        (0.4, True, 1, other_mask_id, f"40% masked (probability 0.4, nsp=True), {second}"),
+        (0.4, False, 1, other_mask_id, f"40% masked, without NSP (nsp=False), {second}"),
     ]
     hinted = False  # the hint on the masks, printed once
-    for number, (probability, nsp, name) in enumerate(cases):
+    for number, (probability, nsp, which, mask_id, name) in enumerate(cases):
+        model, other_vocab = models[which], models[1 - which].bert.config.vocab_size
         case = f"{name}, a batch of {size} examples"
         mask_seed = seed + number
         given = {key: value.clone() for key, value in batch.items()}
         draws = torch.Generator().manual_seed(mask_seed)
-        loss = checker.call(candidate, model, given, MASK_ID, draws, probability, nsp, case=case)
+        loss = checker.call(candidate, model, given, mask_id, draws, probability, nsp, case=case)
         if loss is None:
             continue
-        expected = _reference(model, batch, mask_seed, probability, nsp)
-        mistakes = [
-            (
-                _reference(model, batch, mask_seed, probability, not nsp),
-                "the NSP loss is added although nsp=False: return the masked-LM loss alone"
-                if not nsp
-                else "the NSP loss is missing: with nsp=True add the next-sentence cross-entropy",
-            ),
-            (
-                _reference(model, batch, mask_seed, probability, nsp, types=False),
-                "the model was called without batch['token_type_ids'] (segment A or B)",
-            ),
-            (
-                _reference(model, batch, mask_seed, probability, nsp, attention=False),
-                "the model was called without batch['attention_mask']: padding is attended",
-            ),
-            (
-                _reference(model, batch, mask_seed, probability, nsp, halved=True),
-                "the two losses are averaged: BERT adds them (mlm_loss + nsp_loss)",
-            ),
-        ]
-        if probability != 0.15:
-            mistakes.append(
-                (
-                    _reference(model, batch, mask_seed, 0.15, nsp),
-                    "the masks ignore `probability`: pass it to mask_tokens",
-                )
-            )
+        expected, state = _reference(model, batch, mask_seed, probability, nsp, mask_id)
+        mistakes = _mistakes(model, batch, mask_seed, probability, nsp, mask_id, other_vocab)
         if not checker.compare(loss, expected.detach(), f"{case}: loss", mistakes, atol=1e-5):
             if "values differ" in checker.problems[-1] and not hinted:
-                hinted = not checker.expect(False, HINT)
+                hinted = True
+                if torch.equal(
+                    draws.get_state(), state
+                ):  # the masks were drawn as mask_tokens does
+                    checker.expect(
+                        False,
+                        "the generator was used as mask_tokens uses it, yet the loss differs: "
+                        "check the mask_id and vocab_size given to mask_tokens, the targets (its "
+                        "labels at the chosen positions), the mean over them, and NSP over the "
+                        "pairs only",
+                    )
+                else:
+                    checker.expect(False, HINT)
             continue
         if not checker.expect(
             loss.shape == () and loss.requires_grad,

@@ -99,15 +99,18 @@ class Checker:
         mistakes: Mistakes = (),
         atol: float = 1e-5,
         masked: Tensor | None = None,
+        masked_name: str = "masked (padded) positions",
     ) -> bool:
         """Check that ``actual`` is a tensor of ``expected``'s shape, free of NaN and close to it; if
         not, name the first of ``mistakes`` (wrong answer, message) it matches or, with ``masked``
-        (True = may not attend), an attention-weight mistake: weight where masked, NaN, row sums."""
+        (True = may not attend), an attention-weight mistake: weight where masked (the positions
+        called ``masked_name``), NaN, row sums."""
         if actual is None:  # already reported by call
             return False
         problem = _mismatch(actual, expected, mistakes, atol)
         if problem and masked is not None:
-            problem = _weights_problem(actual, masked.expand(expected.shape)) or problem
+            masked = masked.expand(expected.shape)
+            problem = _weights_problem(actual, masked, masked_name) or problem
         return self.expect(problem is None, f"{case}: {problem}")
 
     def report(self) -> bool:
@@ -152,11 +155,18 @@ def _same(value: Any, copy: Tensor | np.ndarray | dict) -> bool:
 
 
 def _argument_name(function: Callable[..., Any], index: int) -> str:
-    """The name of the ``index``-th positional parameter of ``function`` (``argument 2`` if unknown)."""
+    """The name of the ``index``-th positional parameter of ``function`` (a module's: of its
+    ``forward``; ``argument 2`` if unknown or a ``*args``)."""
+    if isinstance(function, torch.nn.Module):
+        function = function.forward
     try:
-        return list(inspect.signature(function).bind_partial(*range(index + 1)).arguments)[index]
+        signature = inspect.signature(function)
+        name = list(signature.bind_partial(*range(index + 1)).arguments)[index]
     except (TypeError, ValueError, IndexError):
         return f"argument {index + 1}"
+    if signature.parameters[name].kind is inspect.Parameter.VAR_POSITIONAL:
+        return f"argument {index + 1}"
+    return name
 
 
 def close(actual: Any, expected: Tensor, atol: float = 1e-5, equal_nan: bool = False) -> bool:
@@ -183,7 +193,9 @@ def _mismatch(actual: Any, expected: Tensor, mistakes: Mistakes, atol: float) ->
     return f"values differ from the expected ones (largest difference {difference:.3g})"
 
 
-def _weights_problem(weights: Any, masked: Tensor) -> str | None:
+def _weights_problem(
+    weights: Any, masked: Tensor, masked_name: str = "masked (padded) positions"
+) -> str | None:
     if not isinstance(weights, Tensor) or weights.shape != masked.shape:
         return None
     weights, empty = weights.detach().double(), masked.all(dim=-1)
@@ -199,7 +211,7 @@ def _weights_problem(weights: Any, masked: Tensor) -> str | None:
     if peak > 1e-6 and free.any() and weights[free].abs().max() < 1e-6:
         return "mask polarity inverted: weight goes where the mask is True (True = may not attend)"
     if peak > 1e-6:
-        return f"masked (padded) positions get weight up to {peak:.3g}; they must get exactly 0"
+        return f"{masked_name} get weight up to {peak:.3g}; they must get exactly 0"
     rows, columns = weights.sum(dim=-1)[~empty], weights.sum(dim=-2)
     if torch.allclose(rows, torch.ones_like(rows), atol=1e-4):
         return None
