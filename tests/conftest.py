@@ -58,7 +58,14 @@ def checkout_after_commands(tmp_path_factory) -> Path:
     `student_edition.py` (default and `--output handout`). Offline: no build isolation, no index."""
     work = tmp_path_factory.mktemp("checkout")
     copy = work / "checkout"
-    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(*NOT_COPIED))
+    anywhere = shutil.ignore_patterns(*(n for n in NOT_COPIED if n not in WRITTEN_BY_COMMANDS))
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        # what the commands write sits at the checkout's root (scripts/course/ is not the course)
+        at_root = set(WRITTEN_BY_COMMANDS) & set(names) if Path(folder) == ROOT else set()
+        return set(anywhere(folder, names)) | at_root
+
+    shutil.copytree(ROOT, copy, ignore=ignore)
     pip = [sys.executable, "-m", "pip", "-q", "--disable-pip-version-check"]
     offline = ["--no-deps", "--no-build-isolation", "--no-index"]
     commands = [
