@@ -148,7 +148,7 @@ class BertOutput(nn.Module):
 
 
 class BertLayer(nn.Module):
-    """One encoder layer: x = LN(x + SelfAttention(x)); x = LN(x + FFN(x))."""
+    """One encoder layer: x = LN(x + Attention(x)), then LN(x + FFN(x))."""
 
     def __init__(self, config: BertConfig) -> None:
         super().__init__()
@@ -204,10 +204,11 @@ class BertModel(nn.Module):
         check_token_ids("input_ids", input_ids, self.config.vocab_size)
         check_device("input_ids", input_ids, self)
         if input_ids.shape[1] == 0:
-            raise ValueError("input_ids must hold at least one token a row ([CLS]), got (batch, 0)")
+            raise ValueError("input_ids must hold a token or more a row: got none")
         if input_ids.shape[1] > self.config.max_position_embeddings:
             raise ValueError(
-                f"sequence of length {input_ids.shape[1]} is longer than max_position_embeddings "
+                f"sequence of length {input_ids.shape[1]} is longer than "
+                "max_position_embeddings "
                 f"({self.config.max_position_embeddings})"
             )
         if token_type_ids is None:
