@@ -448,14 +448,6 @@ def split_setup_cell(notebook: nbformat.NotebookNode) -> None:
     setup.metadata.setdefault("jupyter", {})["source_hidden"] = True
 
 
-def setup_cells(cells: list) -> list:
-    """The code cells a chapter runs before its own code: the guard and the imports, up to and
-    including the first cell that calls ``set_seed`` (for scripts that run a chapter's cells)."""
-    code = [c for c in cells if c.cell_type == "code"]
-    end = next((i for i, c in enumerate(code) if "set_seed(" in c.source), 0)
-    return code[: end + 1]
-
-
 def format_notebook(notebook: nbformat.NotebookNode, folder: Path = BOOK) -> None:
     """Apply every rewrite of this module to ``notebook`` in place."""
     citations_to_text(notebook)
