@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attention_to_bert.masks import attends_to_nothing, combine_masks, masked_softmax, weighted_sum
+from attention_to_bert.masks import _masked_softmax, attends_to_nothing, combine_masks, weighted_sum
 from attention_to_bert.validate import (
     check_device,
     check_divisible,
@@ -102,13 +102,16 @@ class MultiHeadAttention(nn.Module):
             q, k, v = F.linear(query, weight, bias).chunk(3, dim=-1)
         else:
             q, k, v = self.q_proj(query), self.k_proj(key), self.v_proj(value)
-        # (batch, heads, query_len or key_len, head_dim)
-        q, k, v = (split_heads(x, self.num_heads) for x in (q, k, v))
+        # (batch, len, d_model) -> (batch, heads, len, head_dim), as split_heads (checked once above)
+        q, k, v = (
+            x.unflatten(-1, (self.num_heads, self.head_dim)).transpose(1, 2) for x in (q, k, v)
+        )
         # (batch, heads, query_len, key_len)
         scores = (q * self.head_dim**-0.5) @ k.transpose(-2, -1)
-        weights = masked_softmax(scores, mask)  # a fully masked row gets zero weights, not NaN
+        weights = _masked_softmax(scores, mask)  # a fully masked row gets zero weights, not NaN
         weights = F.dropout(weights, p=self.dropout, training=self.training)
-        output = self.out_proj(merge_heads(weighted_sum(weights, v, mask)))
+        context = weighted_sum(weights, v, mask)  # (batch, heads, query_len, head_dim)
+        output = self.out_proj(context.transpose(1, 2).flatten(2))  # as merge_heads
         # a query that may attend to nothing (all keys masked, or no key at all) outputs zeros
         if key_len == 0:
             output = torch.zeros_like(output)

@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from attention_to_bert.attention import AdditiveScore, GeneralScore, attention, dot_score
+from attention_to_bert.attention import AdditiveScore, GeneralScore, _attend, dot_score
 from attention_to_bert.data.dates import encode_pairs
 from attention_to_bert.data.vocabulary import BOS, EOS, Vocabulary
 from attention_to_bert.masks import padding_mask
@@ -117,7 +117,7 @@ class Decoder(nn.Module):
     def _score(self, query: Tensor, keys: Tensor) -> Tensor:  # score(query, h_j), keys projected
         if isinstance(self.score, nn.Module):
             return self.score.score_projected(query, keys)
-        return dot_score(query, keys)
+        return query @ keys.transpose(-2, -1)  # the dot score, unchecked: a step's helper
 
     def context(
         self,
@@ -135,13 +135,9 @@ class Decoder(nn.Module):
             return encoder_final, None
         keys = self.project_keys(encoder_outputs) if keys is None else keys
         # One query per sequence: (batch, 1, hidden) against the keys (batch, S, .); values: the outputs h_j.
-        context, weights = attention(
-            state.unsqueeze(1),
-            keys,
-            encoder_outputs,
-            mask=source_mask.unsqueeze(1),
-            score=self._score,
-        )
+        context, weights = _attend(
+            state.unsqueeze(1), keys, encoder_outputs, source_mask.unsqueeze(1), self._score
+        )  # context (batch, 1, H), weights (batch, 1, S)
         return context.squeeze(1), weights.squeeze(1)
 
     def step(
