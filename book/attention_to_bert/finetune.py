@@ -51,7 +51,7 @@ from attention_to_bert.labelled import (
     read_labelled,
     stratified_split,
 )
-from attention_to_bert.validate import check_int
+from attention_to_bert.validate import check_choice, check_instance, check_int, check_strings
 
 __all__ = ["FineTuneResult", "LabelledRows", "SequenceClassifier", "example_path", "finetune_csv"]
 __all__ += ["read_labelled", "stratified_split", "to_transformers"]
@@ -141,16 +141,14 @@ class FineTuneResult:
 
     def predict(self, texts: list[str]) -> list[str]:
         """The fine-tuned model's label for each text."""
-        if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
-            raise TypeError("texts must be a list of strings (put one string in [...])")
+        check_strings("texts", texts)
         logits = _predict_ids(self.classifier, _encode(self.tokenizer, texts, self._max_length))
         return [self.report["classes"][i] for i in logits.argmax(1)]
 
     def attention(self, text: str) -> tuple[list[torch.Tensor], list[str]]:
         """The fine-tuned model's attention for ``text``: a ``(1, heads, seq, seq)`` tensor per
         layer, and the tokens."""
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        check_instance("text", text, str)
         encoded = _encode(self.tokenizer, [text], self._max_length)
         with torch.no_grad():
             out = self.classifier.bert.eval()(
@@ -163,8 +161,7 @@ class FineTuneResult:
         """A bertviz head view (offline) of the fine-tuned model's attention for each text."""
         from attention_to_bert import bertviz_offline
 
-        if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
-            raise TypeError("texts must be a list of strings (put one string in [...])")
+        check_strings("texts", texts)
         for text in texts:
             attention, tokens = self.attention(text)
             bertviz_offline.head_view(attention, tokens, include_layers=layers)
@@ -177,8 +174,7 @@ class FineTuneResult:
 def _check_out(out: Path | None, overwrite: bool) -> Path | None:
     if out is None:
         return None
-    if not isinstance(out, str | os.PathLike):
-        raise TypeError(f"out must be a folder's path (str or Path) or None, got {type(out)}")
+    check_instance("out", out, (str, os.PathLike), "a folder's path (str or Path) or None")
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ValueError(f"out: {out} is a file, not a folder: pass a folder's path")
@@ -213,13 +209,11 @@ def finetune_csv(
     folder (never over a non-empty one unless ``overwrite``; nothing at all on an error)."""
     from tqdm.auto import tqdm
 
-    if model not in MODELS:
-        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
+    check_choice("model", model, MODELS)
     check_int("seed", seed, minimum=0)
     check_int("epochs", epochs)
     check_int("min_steps", min_steps)
-    if not isinstance(overwrite, bool):
-        raise TypeError(f"overwrite must be True or False, got {overwrite!r}")
+    check_instance("overwrite", overwrite, bool, "True or False")
     rates = tuple(learning_rates or LEARNING_RATES[model])
     if not all(isinstance(r, float | int) and 0 < r < 1 for r in rates):
         raise ValueError(f"learning_rates must be numbers in (0, 1), got {learning_rates!r}")

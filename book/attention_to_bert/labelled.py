@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from attention_to_bert.validate import check_fraction, check_int
+from attention_to_bert.validate import check_fraction, check_instance, check_int
 
 SPLIT_NAMES = ("train", "validation", "test")
 BINARY_STARTS = {  # what a file that is no CSV often is
@@ -99,11 +99,9 @@ def _delimiter(path: Path, text: str) -> str:
 def read_labelled(path: str | os.PathLike, text_column: str, label_column: str) -> LabelledRows:
     """Read and check a labelled CSV (commas) or TSV (tabs) file with a header line: every text a
     sentence with words, every label given, labels all numbers or all words, two classes or more."""
-    if not isinstance(path, str | os.PathLike):
-        raise TypeError(f"path must be a CSV or TSV file's path (str or Path), got {type(path)}")
-    for name, value in (("text_column", text_column), ("label_column", label_column)):
-        if not isinstance(value, str):
-            raise TypeError(f"{name} must be a column name (str), got {type(value).__name__}")
+    check_instance("path", path, (str, os.PathLike), "a CSV or TSV file's path (str or Path)")
+    check_instance("text_column", text_column, str, "a column name (str)")
+    check_instance("label_column", label_column, str, "a column name (str)")
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"path: no such file: {path} (looked from {Path.cwd()})")

@@ -217,13 +217,13 @@ class Seq2Seq(nn.Module):
             raise ValueError(
                 f"lengths must lie in 1..{source.shape[1]} (the source length), got {lengths.tolist()}"
             )
-        if (
-            padding_mask(lengths.to(source.device), source.shape[1])
-            & (source != self.encoder.pad_id)
-        ).any():
+        mask = padding_mask(
+            lengths.to(source.device), source.shape[1]
+        )  # (batch, S), True = padding
+        if (mask & (source != self.encoder.pad_id)).any():
             raise ValueError("lengths must count every token: a source has tokens after its length")
         outputs, final = self.encoder(source, lengths)
-        return outputs, final, padding_mask(lengths.to(source.device), source.shape[1])
+        return outputs, final, mask
 
     def forward(
         self, source: Tensor, lengths: Tensor, target_in: Tensor
