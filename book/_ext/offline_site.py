@@ -51,6 +51,7 @@ import json
 import os
 import re
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,11 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
+
+# the site's address has one home, the script that points the book at a repository (the notebooks'
+# formatter reads it there too)
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts" / "repository"))
+from set_repository import published_site  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -456,23 +462,6 @@ class DiagramFiles(SphinxTransform):
                 node["uri"] = os.path.relpath(known[digest], folder).replace(os.sep, "/")
 
 
-GITHUB_REPOSITORY = re.compile(
-    r"https://github\.com/(?P<owner>[\w.-]+)/(?P<name>[\w.-]+?)(?:\.git)?/?$"
-)
-
-
-def published_site(repository_url: str) -> str | None:
-    """The GitHub Pages address of the repository's site, ending in ``/`` (as
-    ``scripts/repository/set_repository.py`` derives it); None for a repository not on GitHub."""
-    match = GITHUB_REPOSITORY.match(repository_url or "")
-    if not match:
-        return None
-    owner, name = match["owner"].lower(), match["name"]
-    if name.lower() == f"{owner}.github.io":
-        return f"https://{owner}.github.io/"
-    return f"https://{owner}.github.io/{name}/"
-
-
 class LocalBookLinks(SphinxTransform):
     """A link to the published site's page of this book (``SITE/book/notation.html#anchor``)
     becomes the cross-reference that a relative Markdown link (``notation.md#anchor``) makes: the
@@ -484,8 +473,9 @@ class LocalBookLinks(SphinxTransform):
         from sphinx import addnodes
 
         options = self.config.html_theme_options or {}
-        site = published_site(str(options.get("repository_url", "")))
-        if not site:
+        try:
+            site = published_site(str(options.get("repository_url", "")))
+        except ValueError:  # a repository not on GitHub: no published site to link back to
             return
         for node in list(self.document.findall(nodes.reference)):
             uri = node.get("refuri", "")

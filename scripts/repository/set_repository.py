@@ -34,7 +34,8 @@ GITHUB_REPOSITORY = re.compile(
 def published_site(repository_url: str) -> str:
     """The address of the repository's GitHub Pages site, ending in `/`:
     `https://github.com/OWNER/NAME` -> `https://owner.github.io/NAME/` (the site of a repository
-    named `OWNER.github.io` is at the root). `book/_ext/offline_site.py` derives it the same way."""
+    named `OWNER.github.io` is at the root). Its one home: `book/_ext/offline_site.py` and
+    `scripts/notebooks/format_notebooks.py` import it."""
     match = GITHUB_REPOSITORY.match(repository_url)
     if not match:
         raise ValueError(f"expected a https://github.com/OWNER/NAME URL, got {repository_url!r}")
