@@ -11,7 +11,7 @@ from collections.abc import Callable
 import torch
 from torch import Tensor, nn
 
-from attention_to_bert.masks import _broadcast, _masked_softmax, weighted_sum
+from attention_to_bert.masks import _broadcast, weighted_sum
 from attention_to_bert.masks import masked_softmax as masked_softmax  # chapter 1 introduces it
 from attention_to_bert.masks import padding_mask as padding_mask  # chapter 1 introduces it
 from attention_to_bert.validate import check_instance, check_ints, check_same, check_tensor
@@ -132,14 +132,5 @@ def attention(
         raise ValueError(
             f"score(query, key) must return shape {expected} (..., n_q, n_k), got {tuple(scores.shape)}"
         )
-    weights = masked_softmax(scores, mask)  # checks the mask against the scores
+    weights = masked_softmax(scores, mask)
     return weighted_sum(weights, value, mask), weights
-
-
-def _attend(
-    query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None, score: Callable
-) -> tuple[Tensor, Tensor]:
-    """``attention`` unchecked, for a layer whose forward checked its inputs once (HAN's pooling,
-    a decoder's step): query (..., n_q, d_q), key (..., n_k, d_k), value (..., n_k, d_v)."""
-    weights = _masked_softmax(score(query, key), mask)  # (..., n_q, n_k)
-    return weighted_sum(weights, value, mask), weights  # (..., n_q, d_v)

@@ -9,7 +9,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from attention_to_bert.attention import AdditiveScore, _attend, dot_score
+from attention_to_bert.attention import AdditiveScore, attention, dot_score
 from attention_to_bert.masks import padding_mask_from_ids
 from attention_to_bert.outputs import HANOutput
 from attention_to_bert.validate import (
@@ -87,14 +87,8 @@ class ContextAttention(nn.Module):
         # one query per sequence: (batch, 1, attention_size)
         query = self.context.expand(values.shape[0], 1, -1)
         keys = torch.tanh(self.key_projection(values))
-        pooled, weights = _attend(query, keys, values, padding_mask[:, None, :], self._score)
+        pooled, weights = attention(query, keys, values, padding_mask[:, None, :], score=self.score)
         return pooled.squeeze(1), weights.squeeze(1)
-
-    def _score(self, query: Tensor, keys: Tensor) -> Tensor:  # unchecked: forward checked
-        # query (batch, 1, attention_size), keys (batch, length, attention_size) -> (batch, 1, length)
-        if isinstance(self.score, AdditiveScore):
-            return self.score.score_projected(query, self.score.key_projection(keys))
-        return query @ keys.transpose(-2, -1)
 
     def extra_repr(self) -> str:
         return f"score={self.score_name!r}"

@@ -122,8 +122,7 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None) -> Tensor:
 
 
 def _masked_softmax(scores: Tensor, mask: Tensor | None) -> Tensor:
-    """``masked_softmax`` unchecked, for a layer whose forward checked its inputs and masks once."""
-    # scores (..., n_q, n_k); mask None or bool, broadcastable to scores, True = may not attend
+    """``masked_softmax`` unchecked, for a layer whose forward checked scores and mask once."""
     blocked = scores == float("-inf") if mask is None else mask | (scores == float("-inf"))
     # the smallest float instead of -inf: a fully masked row gives a uniform row (not NaN), which the
     # final masked_fill sets to zero; masked_fill also blocks the gradient of the masked scores

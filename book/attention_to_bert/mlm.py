@@ -20,13 +20,7 @@ from attention_to_bert.pretraining import (
     load_pretrained,
     mask_tokens,
 )
-from attention_to_bert.validate import (
-    check_instance,
-    check_int,
-    check_ints,
-    check_strings,
-    check_tensor,
-)
+from attention_to_bert.validate import check_int, check_ints, check_strings, check_tensor
 
 _LOADED: dict[str, tuple[BertForPreTraining, Any]] = {}
 
@@ -56,7 +50,8 @@ def fill_mask(
     """For each [MASK] in ``text``, the ``top_k`` pieces the model finds likeliest there, best
     first. The model is the book's pre-trained BERT in ``folder`` (loaded once), or ``model`` with
     its ``tokenizer`` (give both): ``fill_mask("the children [MASK] to school every morning .")``."""
-    check_instance("text", text, str)
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
     if not text.strip():
         raise ValueError("text must be a non-empty sentence with [MASK] in it, got an empty string")
     if "[MASK]" not in text:

@@ -34,8 +34,7 @@ def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
 def merge_heads(x: torch.Tensor) -> torch.Tensor:
     """``(batch, heads, seq, head_dim)`` -> ``(batch, seq, heads * head_dim)``: the inverse of ``split_heads``."""
     check_tensor("x", x, dim=4, axes="(batch, heads, seq, head_dim)")
-    batch, heads, seq, head_dim = x.shape
-    return x.transpose(1, 2).reshape(batch, seq, heads * head_dim)
+    return x.transpose(1, 2).flatten(2)  # (batch, seq, heads, head_dim) -> (batch, seq, d_model)
 
 
 class MultiHeadAttention(nn.Module):
@@ -103,15 +102,13 @@ class MultiHeadAttention(nn.Module):
         else:
             q, k, v = self.q_proj(query), self.k_proj(key), self.v_proj(value)
         # (batch, len, d_model) -> (batch, heads, len, head_dim), as split_heads (checked once above)
-        q, k, v = (
-            x.unflatten(-1, (self.num_heads, self.head_dim)).transpose(1, 2) for x in (q, k, v)
-        )
+        q, k, v = (x.unflatten(2, (self.num_heads, -1)).transpose(1, 2) for x in (q, k, v))
         # (batch, heads, query_len, key_len)
         scores = (q * self.head_dim**-0.5) @ k.transpose(-2, -1)
         weights = _masked_softmax(scores, mask)  # a fully masked row gets zero weights, not NaN
         weights = F.dropout(weights, p=self.dropout, training=self.training)
-        context = weighted_sum(weights, v, mask)  # (batch, heads, query_len, head_dim)
-        output = self.out_proj(context.transpose(1, 2).flatten(2))  # as merge_heads
+        # (batch, heads, query_len, head_dim) -> (batch, query_len, d_model), as merge_heads
+        output = self.out_proj(weighted_sum(weights, v, mask).transpose(1, 2).flatten(2))
         # a query that may attend to nothing (all keys masked, or no key at all) outputs zeros
         if key_len == 0:
             output = torch.zeros_like(output)

@@ -22,10 +22,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from attention_to_bert.attention import AdditiveScore, GeneralScore, _attend, dot_score
+from attention_to_bert.attention import AdditiveScore, GeneralScore, dot_score
 from attention_to_bert.data.dates import encode_pairs
 from attention_to_bert.data.vocabulary import BOS, EOS, Vocabulary
-from attention_to_bert.masks import padding_mask
+from attention_to_bert.masks import _masked_softmax, padding_mask, weighted_sum
 from attention_to_bert.training import train
 from attention_to_bert.validate import (
     check_choice,
@@ -134,11 +134,10 @@ class Decoder(nn.Module):
         if self.score is None:
             return encoder_final, None
         keys = self.project_keys(encoder_outputs) if keys is None else keys
-        # One query per sequence: (batch, 1, hidden) against the keys (batch, S, .); values: the outputs h_j.
-        context, weights = _attend(
-            state.unsqueeze(1), keys, encoder_outputs, source_mask.unsqueeze(1), self._score
-        )  # context (batch, 1, H), weights (batch, 1, S)
-        return context.squeeze(1), weights.squeeze(1)
+        # the one query s_{t-1} (batch, 1, hidden); attention's steps, unchecked (Seq2Seq checked)
+        mask = source_mask.unsqueeze(1)  # (batch, 1, S)
+        weights = _masked_softmax(self._score(state.unsqueeze(1), keys), mask)  # alpha_t
+        return weighted_sum(weights, encoder_outputs, mask).squeeze(1), weights.squeeze(1)
 
     def step(
         self,
