@@ -7,6 +7,14 @@ included. A new exercise adds one line to each dict; a cell with two checkers ge
 CALL = "\n\n_ = checks.{checker}({f})"
 
 WRONG = {
+    "train_attention": """def {f}(queries, keys, targets, steps, lr):  # the gradient never reset
+    weight = torch.zeros(queries.shape[-1], keys.shape[-1], requires_grad=True)
+    optimizer = torch.optim.Adam([weight], lr=lr)
+    for _ in range(steps):
+        scores = ((queries @ weight).unsqueeze(1) @ keys.mT).squeeze(1)
+        torch.nn.functional.cross_entropy(scores, targets).backward()
+        optimizer.step()
+    return weight.detach()""",
     "cosine_attention": """def {f}(query, key, value, strength, mask):
     q = torch.nn.functional.normalize(query, dim=-1)
     k = torch.nn.functional.normalize(key, dim=-1)

@@ -547,3 +547,109 @@ def test_query_gradient_checker_names_the_mistake(candidate, message, capsys):
     assert checks.query_gradient(candidate) is False
     output = capsys.readouterr().out
     assert "✘ query_gradient" in output and message in output, output
+
+
+# --- training the general score's W (exercise 1.6) ---
+
+
+def right_train_attention(queries, keys, targets, steps, lr):
+    # written independently: einsum scores and an explicit log-softmax loss
+    weight = torch.zeros(queries.shape[-1], keys.shape[-1], requires_grad=True)
+    optimizer = torch.optim.Adam([weight], lr=lr)
+    for _ in range(steps):
+        scores = torch.einsum("md,de,mne->mn", queries, weight, keys)
+        loss = -torch.log_softmax(scores, dim=-1)[torch.arange(len(targets)), targets].mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return weight.detach()
+
+
+def right_train_attention_with_a_module(queries, keys, targets, steps, lr):
+    # W as a bias-free nn.Linear(d_k, d_q) (its weight is (d_q, d_k)), started at zero
+    projection = torch.nn.Linear(keys.shape[-1], queries.shape[-1], bias=False)
+    torch.nn.init.zeros_(projection.weight)
+    optimizer = torch.optim.Adam(projection.parameters(), lr=lr)
+    for _ in range(steps):
+        scores = (projection(keys) @ queries.unsqueeze(-1)).squeeze(-1)  # (m, n)
+        loss = F.cross_entropy(scores, targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return projection.weight.detach()
+
+
+def _train_variant(sign=1.0, axis=-1, zero_grad=True, optimizer=torch.optim.Adam):
+    def candidate(queries, keys, targets, steps, lr):
+        weight = torch.zeros(queries.shape[-1], keys.shape[-1], requires_grad=True)
+        step = optimizer([weight], lr=lr)
+        for _ in range(steps):
+            scores = torch.einsum("md,de,mne->mn", queries, weight, keys)
+            log_weights = torch.log_softmax(scores, dim=axis)
+            loss = -sign * log_weights[torch.arange(len(targets)), targets].mean()
+            if zero_grad:
+                step.zero_grad()
+            loss.backward()
+            step.step()
+        return weight.detach()
+
+    return candidate
+
+
+def test_train_attention_checker_accepts_right_answers(capsys):
+    for candidate in (right_train_attention, right_train_attention_with_a_module):
+        assert checks.train_attention(candidate) is True
+    assert "✔ train_attention: passes all 3 test cases." in capsys.readouterr().out
+
+
+def test_train_attention_right_answer_learns_the_look_up(capsys):
+    # the exercise's point, checked apart from the checker: after training, the weights of fresh
+    # queries sit on the wanted key far more than the uniform 1/n of the start
+    from attention_to_bert.checks.ch01 import _train_attention_cases
+
+    case, inputs = _train_attention_cases()[0]
+    trained = right_train_attention(**inputs | {"steps": 200})
+    queries, keys, targets = inputs["queries"], inputs["keys"], inputs["targets"]
+    weights = torch.softmax(torch.einsum("md,de,mne->mn", queries, trained, keys), dim=-1)
+    on_target = weights[torch.arange(len(targets)), targets].mean().item()
+    assert on_target > 0.6 > 1 / keys.shape[1], (case, on_target)
+
+
+@pytest.mark.parametrize(
+    ("candidate", "message"),
+    [
+        (lambda q, k, t, s, lr: torch.zeros(q.shape[-1], k.shape[-1]), "W did not move"),
+        (lambda q, k, t, s, lr: right_train_attention(q, k, t, s, lr).T, "transposed"),
+        (_train_variant(sign=-1.0), "W climbs the loss"),
+        (_train_variant(axis=0), "the softmax runs over the queries"),
+        (_train_variant(zero_grad=False), "optimizer.zero_grad()"),
+        (_train_variant(optimizer=torch.optim.SGD), "plain SGD"),
+        (lambda q, k, t, s, lr: right_train_attention(q, k, t, s + 5, lr), "values differ"),
+        (lambda q, k, t, s, lr: right_train_attention(q, k, t, s, lr) + 0.1, "0 steps"),
+    ],
+)
+def test_train_attention_checker_names_the_mistake(candidate, message, capsys):
+    assert checks.train_attention(candidate) is False
+    output = capsys.readouterr().out
+    assert "✘ train_attention" in output and message in output, output
+
+
+def test_train_attention_hidden_sizes_catch_a_fitted_answer(capsys):
+    from attention_to_bert.checks import grading
+    from attention_to_bert.checks.ch01 import _train_attention_cases
+
+    visible = {}
+    for _, inputs in _train_attention_cases():
+        queries = inputs["queries"]
+        visible[len(queries), queries.shape[-1]] = right_train_attention(**inputs)
+
+    def fitted(queries, keys, targets, steps, lr):  # a table of the visible answers
+        if steps == 0:
+            return torch.zeros(queries.shape[-1], keys.shape[-1])
+        return visible[len(queries), queries.shape[-1]]
+
+    assert checks.train_attention(fitted) is True
+    with grading.fresh_inputs(12345):
+        assert checks.train_attention(fitted) is False
+        assert checks.train_attention(right_train_attention) is True
+    capsys.readouterr()

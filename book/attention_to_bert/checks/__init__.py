@@ -8,6 +8,7 @@ from attention_to_bert.checks.ch01 import (
     query_gradient,
     scaled_dot_score,
     top_k_attention,
+    train_attention,
 )
 from attention_to_bert.checks.ch02 import han_attention
 from attention_to_bert.checks.ch03 import beam_search

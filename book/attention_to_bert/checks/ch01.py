@@ -604,3 +604,101 @@ def query_gradient(candidate: Callable[..., Any]) -> bool:
             actual = actual.detach()
         checker.compare(actual, expected, case, mistakes, atol=1e-6)
     return checker.report()
+
+
+def _trained_bilinear(
+    queries: Tensor,
+    keys: Tensor,
+    targets: Tensor,
+    steps: int,
+    lr: float,
+    optimizer: type[torch.optim.Optimizer] = torch.optim.Adam,
+    sign: float = 1.0,
+    zero_grad: bool = True,
+    axis: int = -1,
+) -> Tensor:
+    """The exercise's recipe (full-batch Adam from W = 0 on the cross-entropy of the softmax over
+    the keys), and the typical mistakes as its arguments."""
+    weight = torch.zeros(queries.shape[-1], keys.shape[-1], requires_grad=True)
+    step = optimizer([weight], lr=lr)
+    for _ in range(steps):
+        scores = ((queries @ weight).unsqueeze(1) @ keys.mT).squeeze(1)  # (m, n)
+        log_weights = torch.log_softmax(scores, dim=axis)
+        loss = sign * -log_weights.gather(1, targets[:, None]).mean()
+        if zero_grad:
+            step.zero_grad()
+        loss.backward()
+        step.step()
+    return weight.detach()
+
+
+def _train_attention_cases() -> list[tuple[str, dict[str, Any]]]:
+    """Look-up tasks whose queries are the wanted key seen through a random matrix M (d_q, d_k),
+    plus noise: the dot product cannot compare them, a learned W can. Sizes grow in a hidden test."""
+    generator = torch.Generator().manual_seed(11)
+    cases = []
+    for m, n, d_q, d_k, steps in (vary(128, 6, 5, 4, 40), vary(96, 4, 3, 6, 25)):
+        mixing = torch.randn(d_q, d_k, generator=generator) / d_k**0.5
+        keys = torch.randn(m, n, d_k, generator=generator)
+        keys = keys / keys.norm(dim=-1, keepdim=True)  # unit keys: no length bonus
+        targets = torch.randint(n, (m,), generator=generator)
+        queries = keys[torch.arange(m), targets] @ mixing.T
+        queries = queries + 0.1 * torch.randn(m, d_q, generator=generator)
+        inputs = {"queries": queries, "keys": keys, "targets": targets, "steps": steps, "lr": 0.1}
+        cases.append((f"{m} queries of size {d_q}, {n} keys of size {d_k}, {steps} steps", inputs))
+    return cases
+
+
+def train_attention(candidate: Callable[..., Any]) -> bool:
+    """Check ``candidate(queries, keys, targets, steps, lr)``: train the general score's ``W``
+    (``d_q, d_k``) from zero with full-batch Adam so that ``softmax_i(q^T W k_i)`` puts its weight
+    on the wanted key ``targets``; returns ``W``. Compared with the same recipe; ``steps=0`` must
+    return the zero start."""
+    checker = Checker("train_attention")
+    for index, (case, inputs) in enumerate(_train_attention_cases()):
+        queries, keys, targets = inputs["queries"], inputs["keys"], inputs["targets"]
+        steps, lr = inputs["steps"], inputs["lr"]
+        if index == 0:
+            untrained = checker.call(
+                candidate, queries.clone(), keys.clone(), targets.clone(), 0, lr, case="0 steps"
+            )
+            if isinstance(untrained, Tensor):
+                untrained = untrained.detach()
+            start = torch.zeros(queries.shape[-1], keys.shape[-1])
+            checker.compare(
+                untrained,
+                start,
+                "0 steps (W must start at zero: every weight 1/n)",
+                [(start.T, "transposed: W has shape (d_q, d_k), so that q^T W k is a score")],
+            )
+        expected = _trained_bilinear(queries, keys, targets, steps, lr)
+        mistakes = [
+            (
+                torch.zeros_like(expected),
+                "W did not move: does it require a gradient, and is optimizer.step() called?",
+            ),
+            (expected.T, "transposed: W has shape (d_q, d_k), so that q^T W k is a score"),
+            (
+                _trained_bilinear(queries, keys, targets, steps, lr, sign=-1.0),
+                "W climbs the loss: minimise the cross-entropy -log a_target (gradient descent)",
+            ),
+            (
+                _trained_bilinear(queries, keys, targets, steps, lr, axis=0),
+                "the softmax runs over the queries: it must run over the keys (the last axis)",
+            ),
+            (
+                _trained_bilinear(queries, keys, targets, steps, lr, zero_grad=False),
+                "the gradients pile up from step to step: call optimizer.zero_grad() each step",
+            ),
+            (
+                _trained_bilinear(queries, keys, targets, steps, lr, optimizer=torch.optim.SGD),
+                "plain SGD: the exercise asks for torch.optim.Adam at the learning rate lr",
+            ),
+        ]
+        actual = checker.call(
+            candidate, queries.clone(), keys.clone(), targets.clone(), steps, lr, case=case
+        )
+        if isinstance(actual, Tensor):
+            actual = actual.detach()
+        checker.compare(actual, expected, case, mistakes, atol=1e-3)
+    return checker.report()

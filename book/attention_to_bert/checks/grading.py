@@ -35,6 +35,8 @@ SOLVED_BY: dict[str, tuple[str, ...]] = {
     "top_k_attention": ("attention.attention",),
     "additive_attention": ("attention.AdditiveScore", "attention.attention"),
     "query_gradient": (),  # autograd would solve it; the checker compares with autograd itself
+    # lookup.SimilarityWeights is square (d_q = d_k); every case has d_q != d_k
+    "train_attention": (),
     "han_attention": ("han.ContextAttention", "attention.attention"),
     "beam_search": ("translator.beam_step",),  # its ranking step
     "self_attention": ("attention.attention", "multihead.MultiHeadAttention"),
