@@ -3,7 +3,6 @@ passes or, in plain words, what is wrong, and returns ``True`` or ``False``; ``c
 
 from attention_to_bert.checks.ch01 import (
     additive_attention,
-    cosine_attention,
     masked_softmax,
     query_gradient,
     scaled_dot_score,
@@ -15,7 +14,6 @@ from attention_to_bert.checks.ch03 import beam_search
 from attention_to_bert.checks.ch04 import (
     masked_self_attention,
     positional_encoding,
-    rope,
     rope_half,
     self_attention,
 )
