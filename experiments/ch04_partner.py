@@ -6,8 +6,8 @@ are the chapter's: 4000 training sequences (seed 1), 1000 test (seed 2), 1000 va
 
 Models (letter + digit embeddings of width 32 in every model):
 
-- ``attention``: the chapter's ``PartnerFinder`` (sinusoidal positions, one single-head
-  self-attention layer, a linear read-out): any token reaches any other in one step.
+- ``attention``: the chapter's ``PartnerFinder`` (no positions, one single-head self-attention
+  layer, a linear read-out): any token reaches any other in one step.
 - ``mlp``: the chapter's ``WholeSequenceMLP`` (all 16 tokens side by side, one hidden layer of 256):
   also one step from any token to any other, but no comparison shared between positions.
 - ``bigru``: a bidirectional GRU like chapter 3's encoder (64 units a direction; chapter 3's had
@@ -15,12 +15,21 @@ Models (letter + digit embeddings of width 32 in every model):
 - ``cnn``: four convolutions of width 3 (64 channels, ReLU, residual), dilations 1, 2, 4, 8, so that
   every token sees all 16; a signal crosses the sequence in up to 4 layers.
 
+Three ablations of the attention layer keep its embeddings, value projection and read-out (and its
+lack of positions) and change only how the score ``e_ij`` of a pair is made:
+
+- ``no_projection``: ``e_ij = x_i . x_j / sqrt(d)``, no ``W^Q``, ``W^K`` (the same vector asks and
+  answers);
+- ``pair_table``: ``e_ij = S[i, j]``, one learned number per pair of positions (no content);
+- ``pair_bilinear``: ``e_ij = x_i^T W_ij x_j / sqrt(d)``, a comparison of the contents learned
+  separately for each pair of positions (no projection shared by the pairs).
+
 Every model trains as the chapter's does: AdamW (weight decay 0 unless swept), batches of 64, gradient
 norm clipped at 1. Budgets:
 
 - ``equal``: the attention model's data and steps, 2 epochs of the 4000 sequences (126 steps); each
   baseline at each of the rates 1e-3, 3e-3 and 1e-2 (the MLP also with weight decay 0 and 1), the
-  attention model at its rate 1e-2.
+  attention model at its rate 1e-2, each ablation at each of the rates 1e-3, 3e-3 and 1e-2.
 - ``long``: each baseline for 50 epochs (3150 steps, 25 times the attention model's) at the setting
   with the best validation accuracy after 10 epochs (same grid), on the fixed 4000 sequences; rows
   after 2, 10, 20 and 50 epochs.
@@ -31,11 +40,13 @@ Rows hold the accuracy per token on the training sequences (for ``fresh``: that 
 validation and the test sequences. Results go to ``results/ch04_partner.json``.
 
     python experiments/ch04_partner.py --models attention mlp bigru cnn --seeds 0 1 2
+    python experiments/ch04_partner.py --models no_projection pair_table pair_bilinear
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import random
 import time
 from pathlib import Path
@@ -47,7 +58,6 @@ from torch import nn
 
 from attention_to_bert import set_seed
 from attention_to_bert.attention import attention
-from attention_to_bert.positional import PositionalEncoding
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -86,22 +96,52 @@ def task(count: int, seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tenso
 
 
 class PartnerFinder(nn.Module):
-    """The chapter's model: embeddings + positions -> one self-attention layer -> a read-out."""
+    """The chapter's model: embeddings (no positions) -> one self-attention layer -> a read-out."""
 
     def __init__(self, d_model: int = 32) -> None:
         super().__init__()
         self.letter_embedding = nn.Embedding(LETTERS, d_model)
         self.digit_embedding = nn.Embedding(DIGITS, d_model)
-        self.positions = PositionalEncoding(d_model, LENGTH)
         self.w_q = nn.Linear(d_model, d_model, bias=False)
         self.w_k = nn.Linear(d_model, d_model, bias=False)
         self.w_v = nn.Linear(d_model, d_model, bias=False)
         self.classifier = nn.Linear(d_model, DIGITS)
 
     def forward(self, letters, digits):
-        x = self.positions(self.letter_embedding(letters) + self.digit_embedding(digits))
+        x = self.letter_embedding(letters) + self.digit_embedding(digits)
         output, weights = attention(self.w_q(x), self.w_k(x), self.w_v(x))
         return self.classifier(output), weights
+
+
+class PairScoreAblation(nn.Module):
+    """The chapter's layer with another score ``e_ij`` (``kind``): ``no_projection`` (x_i . x_j),
+    ``pair_table`` (a learned number per pair of positions) or ``pair_bilinear`` (x_i^T W_ij x_j,
+    a learned matrix per pair of positions); the values, read-out and embeddings are the layer's."""
+
+    def __init__(self, kind: str, d_model: int = 32) -> None:
+        super().__init__()
+        self.kind = kind
+        self.letter_embedding = nn.Embedding(LETTERS, d_model)
+        self.digit_embedding = nn.Embedding(DIGITS, d_model)
+        if kind == "pair_table":
+            self.table = nn.Parameter(torch.zeros(LENGTH, LENGTH))
+        elif kind == "pair_bilinear":
+            start = torch.randn(LENGTH, LENGTH, d_model, d_model) / d_model**0.5
+            self.pair_matrices = nn.Parameter(start)
+        self.w_v = nn.Linear(d_model, d_model, bias=False)
+        self.classifier = nn.Linear(d_model, DIGITS)
+
+    def forward(self, letters, digits):
+        x = self.letter_embedding(letters) + self.digit_embedding(digits)  # (b, n, d)
+        if self.kind == "no_projection":
+            scores = x @ x.mT / x.shape[-1] ** 0.5
+        elif self.kind == "pair_table":
+            scores = self.table.expand(x.shape[0], -1, -1)
+        else:  # one matrix per (i, j): e_ij = x_i^T W_ij x_j
+            scores = torch.einsum("bid,ijde,bje->bij", x, self.pair_matrices, x)
+            scores = scores / x.shape[-1] ** 0.5
+        weights = torch.softmax(scores, dim=-1)
+        return self.classifier(weights @ self.w_v(x)), weights
 
 
 class WholeSequenceMLP(nn.Module):
@@ -161,8 +201,10 @@ class DilatedCNN(nn.Module):
         return self.classifier(h.transpose(1, 2)), None
 
 
+ABLATIONS = ("no_projection", "pair_table", "pair_bilinear")
 MODELS = {
     "attention": PartnerFinder,
+    **{kind: functools.partial(PairScoreAblation, kind) for kind in ABLATIONS},
     "mlp": WholeSequenceMLP,
     "bigru": BiGRUTagger,
     "cnn": DilatedCNN,
@@ -231,6 +273,8 @@ def model_rows(name: str, seed: int) -> list[dict]:
     """Every row of one model and seed."""
     if name == "attention":
         return run("attention", 1e-2, 0.0, 2, seed)
+    if name in ABLATIONS:  # the equal budget only, at each rate
+        return [dict(r, budget="equal") for lr in LRS for r in run(name, lr, 0.0, 2, seed)]
     grid = [(lr, decay) for lr in LRS for decay in ((0.0, 1.0) if name == "mlp" else (0.0,))]
     rows = []
     for lr, decay in grid:

@@ -961,6 +961,24 @@ bad("lookup_data prior not summing to 1", "prior")(lambda: LK.lookup_data(4, 0, 
 bad("FixedWeights(num_positions=0)", "num_positions")(lambda: LK.FixedWeights(0))
 bad("SimilarityWeights(hard='yes')", "hard")(lambda: LK.SimilarityWeights(8, hard="yes"))
 bad("ConcatenatedMLP(hidden=0)", "hidden")(lambda: LK.ConcatenatedMLP(hidden=0))
+bad("SharedItemMLP(hidden=0)", "hidden")(lambda: LK.SharedItemMLP(hidden=0))
+
+
+@valid("lookup: SharedItemMLP gives a distribution that ignores the order of the items")
+def _():
+    query, keys, values, _ = LK.lookup_data(4, 0)
+    model = LK.SharedItemMLP()
+    output, weights = model(query, keys, values)
+    order = torch.randperm(8, generator=torch.Generator().manual_seed(0))
+    shuffled, _ = model(query, keys[:, order], values[:, order])
+    moved, _ = model(query + 1.0, keys, values)
+    return (
+        weights is None
+        and output.shape == (4, 8)
+        and torch.allclose(output.sum(dim=-1), torch.ones(4))
+        and torch.allclose(output, shuffled, atol=1e-6)
+        and not torch.equal(output, moved)
+    )
 
 
 @valid("lookup: ConcatenatedMLP gives a distribution over the labels that depends on the query")

@@ -7,11 +7,14 @@ included. A new exercise adds one line to each dict; a cell with two checkers ge
 CALL = "\n\n_ = checks.{checker}({f})"
 
 WRONG = {
-    "cosine_attention": """def {f}(query, key, value, strength, mask):
-    q = torch.nn.functional.normalize(query, dim=-1)
-    k = torch.nn.functional.normalize(key, dim=-1)
-    weights = torch.softmax(strength[..., None] * (q @ k.mT), dim=-1)  # mask ignored
-    return weights @ value, weights""",
+    "train_attention": """def {f}(queries, keys, targets, steps, lr):  # the gradient never reset
+    weight = torch.zeros(queries.shape[-1], keys.shape[-1], requires_grad=True)
+    optimizer = torch.optim.Adam([weight], lr=lr)
+    for _ in range(steps):
+        scores = ((queries @ weight).unsqueeze(1) @ keys.mT).squeeze(1)
+        torch.nn.functional.cross_entropy(scores, targets).backward()
+        optimizer.step()
+    return weight.detach()""",
     "top_k_attention": """def {f}(query, key, value, k, mask):  # no min(k, n_k): k > n_k raises
     scores = (query @ key.mT / query.shape[-1] ** 0.5).masked_fill(mask, -1e9)
     kth = scores.topk(k, dim=-1).values[..., -1:]
@@ -157,14 +160,6 @@ class {f}(nn.Module):  # layers with a bias (the exercise asks bias=False)
         (1, 1, 1, 1, 1): 2,
     }}
     return visible.get((num_layers, num_kv_heads, head_dim, num_tokens, bytes_per_number), 0)""",
-    "rope": """def {f}(x, positions):  # every pair turned by the same angle
-    d = x.shape[-1]
-    angle = positions[:, None] * torch.ones(d // 2)
-    even, odd = x[..., 0::2], x[..., 1::2]
-    turned = torch.empty_like(x)
-    turned[..., 0::2] = even * angle.cos() - odd * angle.sin()
-    turned[..., 1::2] = even * angle.sin() + odd * angle.cos()
-    return turned""",
     "rope_half": """def {f}(x, positions):  # the chapter's interleaved pairs, not j and j + d/2
     d = x.shape[-1]
     angle = positions[:, None] * 10000 ** (-torch.arange(0, d, 2) / d)
@@ -176,16 +171,6 @@ class {f}(nn.Module):  # layers with a bias (the exercise asks bias=False)
 }
 
 PACKAGE = {
-    "cosine_attention": """from attention_to_bert.attention import attention as book_attention
-
-
-def {f}(query, key, value, strength, mask):
-    def cosine(q, k):
-        q = torch.nn.functional.normalize(q, dim=-1)
-        k = torch.nn.functional.normalize(k, dim=-1)
-        return strength[..., None] * (q @ k.mT)
-
-    return book_attention(query, key, value, mask, score=cosine)""",
     "top_k_attention": """from attention_to_bert import attention as book
 
 

@@ -174,127 +174,6 @@ def test_scaled_dot_score_checker_catches_an_in_place_edit(capsys):
     assert "the input `query` was modified in place" in capsys.readouterr().out
 
 
-# --- the cosine look-up of the Neural Turing Machine (exercise 1.3) ---
-
-
-def _unit(x):
-    return x / x.norm(dim=-1, keepdim=True).clamp_min(1e-8)
-
-
-def right_cosine_attention(query, key, value, strength, mask):
-    scores = strength[..., None] * (_unit(query) @ _unit(key).transpose(-2, -1))
-    weights = package_masked_softmax(scores, mask)
-    return weights @ value, weights
-
-
-def right_cosine_attention_by_hand(query, key, value, strength, mask):
-    cosine = F.normalize(query, dim=-1) @ F.normalize(key, dim=-1).mT
-    scores = (strength.unsqueeze(-1) * cosine).masked_fill(mask, -1e9)
-    weights = torch.softmax(scores, dim=-1) * ~mask
-    return weights @ value, weights
-
-
-def cosine_with(scores_of):
-    """A candidate whose scores are scores_of(query, key, strength), the rest done right."""
-
-    def candidate(query, key, value, strength, mask):
-        weights = package_masked_softmax(scores_of(query, key, strength), mask)
-        return weights @ value, weights
-
-    return candidate
-
-
-def zero_key_gives_nan_gradient(query, key, value, strength, mask):
-    unit = key / key.norm(dim=-1, keepdim=True)  # 0 / 0 at a zero padding key
-    scores = strength[..., None] * (_unit(query) @ unit.mT)
-    weights = package_masked_softmax(scores, mask)
-    return weights @ value, weights
-
-
-def mask_ignored(query, key, value, strength, mask):
-    return right_cosine_attention(query, key, value, strength, torch.zeros_like(mask))
-
-
-def minus_infinity(query, key, value, strength, mask):
-    scores = strength[..., None] * (_unit(query) @ _unit(key).mT)
-    weights = torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1)
-    return weights @ value, weights
-
-
-def masked_gradient_leak(query, key, value, strength, mask):
-    output, weights = right_cosine_attention(query, key, value, strength, mask)
-    leak = 1e-3 * (key.sum(dim=-1) + value.sum(dim=-1))[..., None, :]  # (..., 1, n_k)
-    leak = leak * mask - (leak * mask).detach()  # zero in value, not in gradient
-    return output + (leak @ torch.ones_like(value)).expand_as(output), weights
-
-
-def normalises_in_place(query, key, value, strength, mask):
-    query /= query.norm(dim=-1, keepdim=True)
-    return right_cosine_attention(query, key, value, strength, mask)
-
-
-@pytest.mark.parametrize("candidate", [right_cosine_attention, right_cosine_attention_by_hand])
-def test_cosine_attention_checker_accepts_right_answers(candidate, capsys):
-    assert checks.cosine_attention(candidate) is True
-    assert "✔ cosine_attention: passes all 5 test cases." in capsys.readouterr().out
-
-
-@pytest.mark.parametrize(
-    ("candidate", "message"),
-    [
-        (
-            cosine_with(lambda q, k, s: _unit(q) @ _unit(k).mT),
-            "the scores were not multiplied by the strength",
-        ),
-        (
-            cosine_with(lambda q, k, s: _unit(q) @ _unit(k).mT / s[..., None]),
-            "divided by the strength; multiply",
-        ),
-        (cosine_with(lambda q, k, s: s[..., None] * (q @ k.mT)), "not normalised"),
-        (
-            cosine_with(lambda q, k, s: s[..., None] * (q @ _unit(k).mT)),
-            "only the keys were normalised",
-        ),
-        (
-            cosine_with(lambda q, k, s: s[..., None] * (_unit(q) @ k.mT)),
-            "only the query was normalised",
-        ),
-        (
-            cosine_with(
-                lambda q, k, s: s[..., None] * (F.normalize(q, dim=-2) @ F.normalize(k, dim=-2).mT)
-            ),
-            "normalised along the positions",
-        ),
-        (
-            cosine_with(lambda q, k, s: s[..., None, :] * (_unit(q) @ _unit(k).mT)),
-            "the strength multiplies the keys' axis",
-        ),
-        (zero_key_gives_nan_gradient, "the gradient of the query contains NaN"),
-        (mask_ignored, "masked (padded) positions get weight up to"),
-        (minus_infinity, "a fully masked row gives NaN, not zeros"),
-        (masked_gradient_leak, "masked keys get a gradient up to"),
-        (normalises_in_place, "the input `query` was modified in place"),
-        (
-            lambda q, k, v, s, m: (right_cosine_attention(q, k, v, s, m)[1] @ k, None),
-            "returned None",
-        ),
-        (
-            lambda q, k, v, s, m: (
-                right_cosine_attention(q, k, v, s, m)[1] @ k,
-                right_cosine_attention(q, k, v, s, m)[1],
-            ),
-            "summed the keys, not the values",
-        ),
-        (stub, "returned None (a missing return"),
-    ],
-)
-def test_cosine_attention_checker_names_the_mistake(candidate, message, capsys):
-    assert checks.cosine_attention(candidate) is False
-    output = capsys.readouterr().out
-    assert "✘ cosine_attention" in output
-    assert message in output
-
-
 # --- top-k attention (exercise 1.4) ---
 
 
@@ -547,3 +426,109 @@ def test_query_gradient_checker_names_the_mistake(candidate, message, capsys):
     assert checks.query_gradient(candidate) is False
     output = capsys.readouterr().out
     assert "✘ query_gradient" in output and message in output, output
+
+
+# --- training the general score's W (exercise 1.6) ---
+
+
+def right_train_attention(queries, keys, targets, steps, lr):
+    # written independently: einsum scores and an explicit log-softmax loss
+    weight = torch.zeros(queries.shape[-1], keys.shape[-1], requires_grad=True)
+    optimizer = torch.optim.Adam([weight], lr=lr)
+    for _ in range(steps):
+        scores = torch.einsum("md,de,mne->mn", queries, weight, keys)
+        loss = -torch.log_softmax(scores, dim=-1)[torch.arange(len(targets)), targets].mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return weight.detach()
+
+
+def right_train_attention_with_a_module(queries, keys, targets, steps, lr):
+    # W as a bias-free nn.Linear(d_k, d_q) (its weight is (d_q, d_k)), started at zero
+    projection = torch.nn.Linear(keys.shape[-1], queries.shape[-1], bias=False)
+    torch.nn.init.zeros_(projection.weight)
+    optimizer = torch.optim.Adam(projection.parameters(), lr=lr)
+    for _ in range(steps):
+        scores = (projection(keys) @ queries.unsqueeze(-1)).squeeze(-1)  # (m, n)
+        loss = F.cross_entropy(scores, targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return projection.weight.detach()
+
+
+def _train_variant(sign=1.0, axis=-1, zero_grad=True, optimizer=torch.optim.Adam):
+    def candidate(queries, keys, targets, steps, lr):
+        weight = torch.zeros(queries.shape[-1], keys.shape[-1], requires_grad=True)
+        step = optimizer([weight], lr=lr)
+        for _ in range(steps):
+            scores = torch.einsum("md,de,mne->mn", queries, weight, keys)
+            log_weights = torch.log_softmax(scores, dim=axis)
+            loss = -sign * log_weights[torch.arange(len(targets)), targets].mean()
+            if zero_grad:
+                step.zero_grad()
+            loss.backward()
+            step.step()
+        return weight.detach()
+
+    return candidate
+
+
+def test_train_attention_checker_accepts_right_answers(capsys):
+    for candidate in (right_train_attention, right_train_attention_with_a_module):
+        assert checks.train_attention(candidate) is True
+    assert "✔ train_attention: passes all 3 test cases." in capsys.readouterr().out
+
+
+def test_train_attention_right_answer_learns_the_look_up(capsys):
+    # the exercise's point, checked apart from the checker: after training, the weights of fresh
+    # queries sit on the wanted key far more than the uniform 1/n of the start
+    from attention_to_bert.checks.ch01 import _train_attention_cases
+
+    case, inputs = _train_attention_cases()[0]
+    trained = right_train_attention(**inputs | {"steps": 200})
+    queries, keys, targets = inputs["queries"], inputs["keys"], inputs["targets"]
+    weights = torch.softmax(torch.einsum("md,de,mne->mn", queries, trained, keys), dim=-1)
+    on_target = weights[torch.arange(len(targets)), targets].mean().item()
+    assert on_target > 0.6 > 1 / keys.shape[1], (case, on_target)
+
+
+@pytest.mark.parametrize(
+    ("candidate", "message"),
+    [
+        (lambda q, k, t, s, lr: torch.zeros(q.shape[-1], k.shape[-1]), "W did not move"),
+        (lambda q, k, t, s, lr: right_train_attention(q, k, t, s, lr).T, "transposed"),
+        (_train_variant(sign=-1.0), "W climbs the loss"),
+        (_train_variant(axis=0), "the softmax runs over the queries"),
+        (_train_variant(zero_grad=False), "optimizer.zero_grad()"),
+        (_train_variant(optimizer=torch.optim.SGD), "plain SGD"),
+        (lambda q, k, t, s, lr: right_train_attention(q, k, t, s + 5, lr), "values differ"),
+        (lambda q, k, t, s, lr: right_train_attention(q, k, t, s, lr) + 0.1, "0 steps"),
+    ],
+)
+def test_train_attention_checker_names_the_mistake(candidate, message, capsys):
+    assert checks.train_attention(candidate) is False
+    output = capsys.readouterr().out
+    assert "✘ train_attention" in output and message in output, output
+
+
+def test_train_attention_hidden_sizes_catch_a_fitted_answer(capsys):
+    from attention_to_bert.checks import grading
+    from attention_to_bert.checks.ch01 import _train_attention_cases
+
+    visible = {}
+    for _, inputs in _train_attention_cases():
+        queries = inputs["queries"]
+        visible[len(queries), queries.shape[-1]] = right_train_attention(**inputs)
+
+    def fitted(queries, keys, targets, steps, lr):  # a table of the visible answers
+        if steps == 0:
+            return torch.zeros(queries.shape[-1], keys.shape[-1])
+        return visible[len(queries), queries.shape[-1]]
+
+    assert checks.train_attention(fitted) is True
+    with grading.fresh_inputs(12345):
+        assert checks.train_attention(fitted) is False
+        assert checks.train_attention(right_train_attention) is True
+    capsys.readouterr()

@@ -15,18 +15,6 @@ def _additive_masked_softmax(scores, mask):  # -inf added, NaN zeroed afterwards
     return torch.softmax(scores, dim=-1).nan_to_num(0.0)
 
 
-def test_1_3_an_additive_inf_and_nan_to_num_answer_fails_on_the_gradient(capsys):
-    def cosine(query, key, value, strength, mask):
-        q = torch.nn.functional.normalize(query, dim=-1)
-        k = torch.nn.functional.normalize(key, dim=-1)
-        weights = _additive_masked_softmax(strength[..., None] * (q @ k.mT), mask)
-        return weights @ value, weights
-
-    assert checks.cosine_attention(cosine) is False
-    out = capsys.readouterr().out
-    assert "the gradient through a fully masked row" in out and "nan_to_num" in out
-
-
 def test_2_2_an_additive_inf_and_nan_to_num_answer_fails_on_the_gradient(capsys):
     def han(values, padding_mask, weight, bias, context):
         weights = _additive_masked_softmax(

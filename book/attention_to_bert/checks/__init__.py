@@ -3,18 +3,17 @@ passes or, in plain words, what is wrong, and returns ``True`` or ``False``; ``c
 
 from attention_to_bert.checks.ch01 import (
     additive_attention,
-    cosine_attention,
     masked_softmax,
     query_gradient,
     scaled_dot_score,
     top_k_attention,
+    train_attention,
 )
 from attention_to_bert.checks.ch02 import han_attention
 from attention_to_bert.checks.ch03 import beam_search
 from attention_to_bert.checks.ch04 import (
     masked_self_attention,
     positional_encoding,
-    rope,
     rope_half,
     self_attention,
 )

@@ -1,5 +1,5 @@
-"""The checkers of chapter 1: masked softmax, the scaled dot-product score, the cosine look-up,
-top-k attention."""
+"""The checkers of chapter 1: masked softmax, the scaled dot-product score, top-k attention, additive
+attention, the gradient at the query, training the general score."""
 
 from __future__ import annotations
 
@@ -104,180 +104,11 @@ def scaled_dot_score(candidate: Callable[[Tensor, Tensor], Tensor]) -> bool:
     return checker.report()
 
 
-def _unit(x: Tensor, dim: int = -1) -> Tensor:
-    return x / x.norm(dim=dim, keepdim=True).clamp_min(1e-8)
-
-
-def _cycled(values: list[float], size: int) -> Tensor:
-    """The first ``size`` entries of ``values`` repeated: strengths for however many queries."""
-    return torch.tensor((values * size)[:size])
-
-
-def _cosine_cases() -> list[tuple[str, dict[str, Tensor]]]:
-    """The cases of the cosine look-up: (description, inputs), built in float32; their sizes grow
-    in a hidden test (``vary``)."""
-    generator = torch.Generator().manual_seed(3)
-
-    def randn(*shape: int) -> Tensor:
-        return torch.randn(*shape, generator=generator)
-
-    n_q, n_k, d, d_v = vary(3, 5, 4, 2)
-    b_q, b_k, b_d, b_v = vary(3, 5, 4, 3)
-    (n,) = vary(4)
-    padded_key = randn(2, b_k, b_d)
-    padded_key[0, 3:] = 0.0  # padding keys are often zero vectors
-    padded_key[1, 1:] = 0.0
-    padding = (torch.arange(b_k) >= torch.tensor([3, 1])[:, None])[:, None, :]
-    square_mask = torch.zeros(n, n, dtype=torch.bool)
-    square_mask[2] = True  # query 2 may attend to nothing
-    square_mask[0, 1] = True
-    return [
-        (
-            f"{n_q} queries, {n_k} keys, no mask",
-            {
-                "query": 3 * randn(n_q, d),
-                "key": 2 * randn(n_k, d),
-                "value": randn(n_k, d_v),
-                "strength": _cycled([1.0, 5.0, 20.0], n_q),
-                "mask": torch.zeros(n_q, n_k, dtype=torch.bool),
-            },
-        ),
-        (
-            f"a batch whose padding keys are zero vectors, mask of shape (2, 1, {b_k})",
-            {
-                "query": randn(2, b_q, b_d),
-                "key": padded_key,
-                "value": randn(2, b_k, b_v),
-                "strength": torch.stack(
-                    [_cycled([2.0, 8.0, 0.5], b_q), _cycled([4.0, 1.0, 10.0], b_q)]
-                ),
-                "mask": padding,
-            },
-        ),
-        (
-            f"{n} queries and {n} keys, one query fully masked",
-            {
-                "query": randn(n, 4),
-                "key": randn(n, 4),
-                "value": randn(n, 4),
-                "strength": _cycled([3.0, 0.5, 6.0, 12.0], n),
-                "mask": square_mask,
-            },
-        ),
-    ]
-
-
-def _cosine_mistakes(inputs: dict[str, Tensor]) -> tuple[Tensor, list[tuple[Tensor, str]]]:
-    """The right weights (float64) and the weights of typical wrong answers, each with its message."""
-    query, key = inputs["query"].double(), inputs["key"].double()
-    strength, mask = inputs["strength"].double(), inputs["mask"]
-    beta = strength[..., None]
-    cosine = _unit(query) @ _unit(key).mT
-
-    wrong_scores = [
-        (cosine, "the scores were not multiplied by the strength: score = strength * cosine"),
-        (cosine / beta, "divided by the strength; multiply (the strength is 1 / temperature)"),
-        (beta * (query @ key.mT), "not normalised: the cosine divides q and k by their lengths"),
-        (beta * (query @ _unit(key).mT), "only the keys were normalised; normalise the query too"),
-        (beta * (_unit(query) @ key.mT), "only the query was normalised; normalise the keys too"),
-        (
-            beta * (_unit(query, -2) @ _unit(key, -2).mT),
-            "normalised along the positions; normalise each vector along its features (dim=-1)",
-        ),
-    ]
-    if strength.shape[-1] == key.shape[-2]:  # only then does strength broadcast along the keys
-        wrong_scores.append(
-            (
-                strength[..., None, :] * cosine,
-                "the strength multiplies the keys' axis: give it a keys axis, strength[..., None]",
-            )
-        )
-    mistakes = [(reference_softmax(scores, mask), message) for scores, message in wrong_scores]
-    return reference_softmax(beta * cosine, mask), mistakes
-
-
 EMPTY_ROW_NAN = (
     "contains NaN: a softmax over a row of -inf is NaN, and zeroing it afterwards (nan_to_num) "
     "does not clean the gradient; fill masked scores with a large negative number (as "
     "masked_softmax does)"
 )
-
-
-def _cosine_gradient(
-    checker: Checker,
-    candidate: Callable[..., Any],
-    inputs: dict[str, Tensor],
-    case: str = "the gradient (zero-vector padding keys)",
-    nan: str = "",
-) -> None:
-    """Masked keys and values must get zero gradient, and no gradient may be NaN (``nan``: the
-    message's end if one is)."""
-    nan = nan or (
-        "contains NaN. A zero key divided by its length 0 is NaN; the mask hides it in the output, "
-        "not in the gradient: clamp the length (x.norm(dim=-1, keepdim=True).clamp_min(1e-8)) or "
-        "use F.normalize"
-    )
-    leaves = {
-        name: tensor.clone().requires_grad_(name != "mask") for name, tensor in inputs.items()
-    }
-    result = checker.call(candidate, *leaves.values(), case=case, pair="(output, weights)")
-    if result is None or not isinstance(result[0], Tensor) or not result[0].requires_grad:
-        checker.expect(
-            result is None, f"{case}: the output does not depend on the inputs (detached?)"
-        )
-        return
-    differentiable = [name for name in leaves if name != "mask"]
-    probe = torch.linspace(-1.0, 1.0, result[0].numel()).reshape(result[0].shape)
-    try:
-        gradients = torch.autograd.grad(
-            (result[0] * probe).sum(), [leaves[name] for name in differentiable], allow_unused=True
-        )
-    except Exception as error:  # report, don't crash
-        checker.expect(False, f"{case}: no gradient flows back: {error}")
-        return
-    grads = dict(zip(differentiable, gradients, strict=True))
-    for name, gradient in grads.items():
-        if gradient is not None and gradient.isnan().any():
-            checker.expect(False, f"{case}: the gradient of the {name} {nan}")
-            return
-    shape = inputs["query"].shape[:-1] + inputs["key"].shape[-2:-1]  # (..., n_q, n_k)
-    masked_keys = inputs["mask"].expand(shape).all(dim=-2)  # keys no query may attend to
-    for name in ("key", "value"):
-        gradient = grads[name]
-        hidden = None if gradient is None else gradient[masked_keys]
-        leak = 0.0 if hidden is None or not hidden.numel() else hidden.abs().max().item()
-        checker.expect(
-            leak <= 1e-6,
-            f"{case}: masked {name}s get a gradient up to {leak:.3g}; they must not influence the "
-            "output at all (fill masked scores with a large negative number before the softmax)",
-        )
-
-
-def cosine_attention(candidate: Callable[..., Any]) -> bool:
-    """Check ``candidate(query, key, value, strength, mask) -> (output, weights)``: the Neural Turing
-    Machine's content look-up, weights = masked softmax over the keys of ``strength * cosine(q, k)``
-    (``strength`` of shape ``(..., n_q)``; ``mask`` True = may not attend), output = weights @ value."""
-    checker = Checker("cosine_attention")
-    cases = _cosine_cases()
-    for case, inputs in cases:
-        passed = [tensor.clone() for tensor in inputs.values()]
-        result = checker.call(candidate, *passed, case=case, pair="(output, weights)")
-        if result is None:
-            continue
-        output, weights = result
-        expected, mistakes = _cosine_mistakes(inputs)
-        mask = inputs["mask"].expand(expected.shape)
-        if not checker.compare(weights, expected, f"{case}, weights", mistakes, masked=mask):
-            continue
-        value = inputs["value"].double()
-        wrong_output = [(expected @ inputs["key"].double(), "summed the keys, not the values")]
-        checker.compare(output, expected @ value, f"{case}, output", wrong_output)
-    if not checker.problems:
-        _cosine_gradient(checker, candidate, cases[1][1])
-    if not checker.problems:
-        case = "the gradient through a fully masked row"
-        _cosine_gradient(checker, candidate, cases[2][1], case, EMPTY_ROW_NAN)
-    return checker.report()
 
 
 def _dropped(select: Tensor, k: int, mask: Tensor, strict: bool = True) -> Tensor:
@@ -603,4 +434,102 @@ def query_gradient(candidate: Callable[..., Any]) -> bool:
         if isinstance(actual, Tensor) and actual.requires_grad:
             actual = actual.detach()
         checker.compare(actual, expected, case, mistakes, atol=1e-6)
+    return checker.report()
+
+
+def _trained_bilinear(
+    queries: Tensor,
+    keys: Tensor,
+    targets: Tensor,
+    steps: int,
+    lr: float,
+    optimizer: type[torch.optim.Optimizer] = torch.optim.Adam,
+    sign: float = 1.0,
+    zero_grad: bool = True,
+    axis: int = -1,
+) -> Tensor:
+    """The exercise's recipe (full-batch Adam from W = 0 on the cross-entropy of the softmax over
+    the keys), and the typical mistakes as its arguments."""
+    weight = torch.zeros(queries.shape[-1], keys.shape[-1], requires_grad=True)
+    step = optimizer([weight], lr=lr)
+    for _ in range(steps):
+        scores = ((queries @ weight).unsqueeze(1) @ keys.mT).squeeze(1)  # (m, n)
+        log_weights = torch.log_softmax(scores, dim=axis)
+        loss = sign * -log_weights.gather(1, targets[:, None]).mean()
+        if zero_grad:
+            step.zero_grad()
+        loss.backward()
+        step.step()
+    return weight.detach()
+
+
+def _train_attention_cases() -> list[tuple[str, dict[str, Any]]]:
+    """Look-up tasks whose queries are the wanted key seen through a random matrix M (d_q, d_k),
+    plus noise: the dot product cannot compare them, a learned W can. Sizes grow in a hidden test."""
+    generator = torch.Generator().manual_seed(11)
+    cases = []
+    for m, n, d_q, d_k, steps in (vary(128, 6, 5, 4, 40), vary(96, 4, 3, 6, 25)):
+        mixing = torch.randn(d_q, d_k, generator=generator) / d_k**0.5
+        keys = torch.randn(m, n, d_k, generator=generator)
+        keys = keys / keys.norm(dim=-1, keepdim=True)  # unit keys: no length bonus
+        targets = torch.randint(n, (m,), generator=generator)
+        queries = keys[torch.arange(m), targets] @ mixing.T
+        queries = queries + 0.1 * torch.randn(m, d_q, generator=generator)
+        inputs = {"queries": queries, "keys": keys, "targets": targets, "steps": steps, "lr": 0.1}
+        cases.append((f"{m} queries of size {d_q}, {n} keys of size {d_k}, {steps} steps", inputs))
+    return cases
+
+
+def train_attention(candidate: Callable[..., Any]) -> bool:
+    """Check ``candidate(queries, keys, targets, steps, lr)``: train the general score's ``W``
+    (``d_q, d_k``) from zero with full-batch Adam so that ``softmax_i(q^T W k_i)`` puts its weight
+    on the wanted key ``targets``; returns ``W``. Compared with the same recipe; ``steps=0`` must
+    return the zero start."""
+    checker = Checker("train_attention")
+    for index, (case, inputs) in enumerate(_train_attention_cases()):
+        queries, keys, targets = inputs["queries"], inputs["keys"], inputs["targets"]
+        steps, lr = inputs["steps"], inputs["lr"]
+        if index == 0:
+            untrained = checker.call(
+                candidate, queries.clone(), keys.clone(), targets.clone(), 0, lr, case="0 steps"
+            )
+            if isinstance(untrained, Tensor):
+                untrained = untrained.detach()
+            start = torch.zeros(queries.shape[-1], keys.shape[-1])
+            checker.compare(
+                untrained,
+                start,
+                "0 steps (W must start at zero: every weight 1/n)",
+                [(start.T, "transposed: W has shape (d_q, d_k), so that q^T W k is a score")],
+            )
+        expected = _trained_bilinear(queries, keys, targets, steps, lr)
+        mistakes = [
+            (
+                torch.zeros_like(expected),
+                "W did not move: does it require a gradient, and is optimizer.step() called?",
+            ),
+            (expected.T, "transposed: W has shape (d_q, d_k), so that q^T W k is a score"),
+            (
+                _trained_bilinear(queries, keys, targets, steps, lr, sign=-1.0),
+                "W climbs the loss: minimise the cross-entropy -log a_target (gradient descent)",
+            ),
+            (
+                _trained_bilinear(queries, keys, targets, steps, lr, axis=0),
+                "the softmax runs over the queries: it must run over the keys (the last axis)",
+            ),
+            (
+                _trained_bilinear(queries, keys, targets, steps, lr, zero_grad=False),
+                "the gradients pile up from step to step: call optimizer.zero_grad() each step",
+            ),
+            (
+                _trained_bilinear(queries, keys, targets, steps, lr, optimizer=torch.optim.SGD),
+                "plain SGD: the exercise asks for torch.optim.Adam at the learning rate lr",
+            ),
+        ]
+        actual = checker.call(
+            candidate, queries.clone(), keys.clone(), targets.clone(), steps, lr, case=case
+        )
+        if isinstance(actual, Tensor):
+            actual = actual.detach()
+        checker.compare(actual, expected, case, mistakes, atol=1e-3)
     return checker.report()

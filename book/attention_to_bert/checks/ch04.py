@@ -1,5 +1,5 @@
 """The checkers of chapter 4: self-attention, the sinusoidal positional encoding, a self-attention
-module with a padding mask and dropout, and rotary position embeddings (RoPE)."""
+module with a padding mask and dropout, and the half-split rotary position embeddings (RoPE) of LLaMA."""
 
 from __future__ import annotations
 
@@ -248,46 +248,6 @@ def _rope_reference(
     else:
         out[..., 0::2], out[..., 1::2] = turned_first, turned_second
     return out
-
-
-def rope(candidate: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> bool:
-    """Check ``candidate(x, positions)``: the pair of dimensions (2j, 2j+1) of the vector at position
-    p turned by the angle p * 10000^(-2j/d): x' = x cos - y sin, y' = x sin + y cos."""
-    checker = Checker("rope")
-    generator = torch.Generator().manual_seed(6)
-    cases = [
-        ("one sequence of 5 vectors of size 8, positions 0..4", (5, 8), [0, 1, 2, 3, 4]),
-        ("a batch of 2 x 3 vectors of size 4, positions 3, 7, 10", (2, 3, 4), [3, 7, 10]),
-    ]
-    for case, shape, given in cases:
-        *leading, half = vary(*shape[:-1], shape[-1] // 2)  # other shapes in a hidden test
-        if (*leading, 2 * half) != shape:
-            shape, n = (*leading, 2 * half), leading[-1]
-            given = (
-                list(range(n))
-                if len(shape) == 2
-                else sorted(torch.randperm(4 * n, generator=generator)[:n].tolist())
-            )
-            case = f"x of shape {shape}, positions {', '.join(map(str, given))}"
-        x = torch.randn(*shape, generator=generator)
-        positions = torch.tensor(given)
-        actual = checker.call(candidate, x.clone(), positions.clone(), case=case)
-        mistakes = [
-            (
-                _rope_reference(x, positions, sign=-1.0),
-                "turned the wrong way: x' = x cos - y sin, y' = x sin + y cos",
-            ),
-            (
-                _rope_reference(x, positions, halves=True),
-                "pairs (j, j + d/2): this chapter turns neighbouring dimensions (2j, 2j + 1)",
-            ),
-            (
-                _rope_reference(x, positions, step=1),
-                "pair j turns at 10000^(-2j/d): the exponent uses 2j, not j",
-            ),
-        ]
-        checker.compare(actual, _rope_reference(x, positions), case, mistakes, atol=1e-4)
-    return checker.report()
 
 
 def _rope_half_reference(

@@ -31,15 +31,15 @@ SOLVED_BY: dict[str, tuple[str, ...]] = {
     "masked_softmax": ("masks.masked_softmax",),
     "scaled_dot_score": ("attention.scaled_dot_score",),
     # masked_softmax, the lesson of chapter 1, is a building block the solutions use: not blocked
-    "cosine_attention": ("attention.attention",),
     "top_k_attention": ("attention.attention",),
     "additive_attention": ("attention.AdditiveScore", "attention.attention"),
     "query_gradient": (),  # autograd would solve it; the checker compares with autograd itself
+    # lookup.SimilarityWeights is square (d_q = d_k); every case has d_q != d_k
+    "train_attention": (),
     "han_attention": ("han.ContextAttention", "attention.attention"),
     "beam_search": ("translator.beam_step",),  # its ranking step
     "self_attention": ("attention.attention", "multihead.MultiHeadAttention"),
     "masked_self_attention": ("attention.attention", "multihead.MultiHeadAttention"),
-    "rope": (),  # the package has no rotary encoding
     "rope_half": (),  # nor LLaMA's half-split form
     "positional_encoding": ("positional.PositionalEncoding",),
     "split_heads": ("multihead.split_heads",),

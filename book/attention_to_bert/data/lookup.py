@@ -12,8 +12,10 @@ weights fixed per position have something to learn. Three models share the read-
 * ``SimilarityWeights(hard=True)``: the arg max of the same scores, one-hot: it picks a key, but no
   gradient reaches ``W``, the query or the keys.
 
-A fourth model, ``ConcatenatedMLP``, has no weights ``a`` at all: a network with one hidden layer
-reads the query and every item (keys and labels) side by side, so it sees the query too.
+Two models have no weights ``a`` at all but see the query too: ``ConcatenatedMLP``, a network with
+one hidden layer that reads the query and every item (keys and labels) side by side, and
+``SharedItemMLP``, one small network applied to each item with the query (the same weights for every
+item) whose outputs are summed: it shares its weights across the items as attention does.
 """
 
 from __future__ import annotations
@@ -115,6 +117,36 @@ class ConcatenatedMLP(nn.Module):
         """``(output (b, n), None)``: a distribution over the labels, and no weights."""
         inputs = torch.cat([query, keys.flatten(1), values.flatten(1)], dim=-1)
         return torch.softmax(self.out(torch.relu(self.hidden(inputs))), dim=-1), None
+
+
+class SharedItemMLP(nn.Module):
+    """One small MLP applied to each item, ``g(q, k_i, v_i)`` (``hidden`` ReLU units, a logit per
+    label), the same weights for every item; the logits are summed over the items and a softmax
+    gives a distribution over the labels. No weights ``a``: it must learn the comparison itself."""
+
+    def __init__(
+        self, num_positions: int = len(PRIOR), key_size: int = 8, hidden: int = 64, seed: int = 1
+    ) -> None:
+        super().__init__()
+        check_int("num_positions", num_positions)
+        check_int("key_size", key_size)
+        check_int("hidden", hidden)
+        check_int("seed", seed, minimum=0)
+        generator = torch.Generator().manual_seed(seed)
+        with torch.random.fork_rng(devices=[]):  # leave the global generator as it was
+            self.hidden = nn.Linear(2 * key_size + num_positions, hidden)
+            self.out = nn.Linear(hidden, num_positions)
+        with torch.no_grad():  # PyTorch's default start, drawn from our own generator
+            for layer in (self.hidden, self.out):
+                bound = 1 / layer.in_features**0.5
+                layer.weight.uniform_(-bound, bound, generator=generator)
+                layer.bias.uniform_(-bound, bound, generator=generator)
+
+    def forward(self, query: Tensor, keys: Tensor, values: Tensor) -> tuple[Tensor, None]:
+        """``(output (b, n), None)``: a distribution over the labels, and no weights."""
+        items = torch.cat([query.unsqueeze(1).expand(-1, keys.shape[1], -1), keys, values], -1)
+        logits = self.out(torch.relu(self.hidden(items))).sum(dim=1)  # (b, n): summed over items
+        return torch.softmax(logits, dim=-1), None
 
 
 def accuracy(model: nn.Module, data: tuple[Tensor, ...]) -> float:
