@@ -57,7 +57,9 @@ def static_features(texts: list[str]) -> dict[str, np.ndarray]:
     vectors = []
     with torch.no_grad():
         for i in range(0, len(texts), 256):
-            encoded = tokenizer(texts[i : i + 256], padding=True, truncation=True, return_tensors="pt")
+            encoded = tokenizer(
+                texts[i : i + 256], padding=True, truncation=True, return_tensors="pt"
+            )
             vectors.append(_static_vectors(encoder, encoded, special))
     return dict(zip(texts, np.concatenate(vectors), strict=True))
 
@@ -78,14 +80,26 @@ def run_task(task: str, split: dict, seeds: int, training_set) -> list[dict]:
         for seed in range(seeds):
             train = training_set(split["pool"], size, seed, classes)
             y = np.array([label for _, label in train])
-            tfidf = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True).fit([t for t, _ in train])
+            tfidf = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True).fit(
+                [t for t, _ in train]
+            )
 
             def rows(part, kind, tfidf=tfidf):
                 texts = [t for t, _ in part]
-                return tfidf.transform(texts) if kind == "tfidf" else np.stack([vectors[t] for t in texts])
+                return (
+                    tfidf.transform(texts)
+                    if kind == "tfidf"
+                    else np.stack([vectors[t] for t in texts])
+                )
 
             for kind, grid, make in (
-                ("static", STATIC_C, lambda c: make_pipeline(StandardScaler(), LogisticRegression(C=c, max_iter=500))),
+                (
+                    "static",
+                    STATIC_C,
+                    lambda c: make_pipeline(
+                        StandardScaler(), LogisticRegression(C=c, max_iter=500)
+                    ),
+                ),
                 ("tfidf", TFIDF_C, lambda c: LogisticRegression(C=c, max_iter=2000)),
             ):
                 c, _, fitted = _choose_c(
@@ -107,7 +121,11 @@ def run_task(task: str, split: dict, seeds: int, training_set) -> list[dict]:
 
 
 def paired_bootstrap(
-    a: dict[int, np.ndarray], b: dict[int, np.ndarray], truth: np.ndarray, draws: int = 2000, seed: int = 0
+    a: dict[int, np.ndarray],
+    b: dict[int, np.ndarray],
+    truth: np.ndarray,
+    draws: int = 2000,
+    seed: int = 0,
 ) -> dict:
     """Mean accuracy difference a - b and a 95% percentile interval, resampling seeds and test
     sentences together (``a``, ``b``: seed -> predictions on the test set)."""
@@ -122,7 +140,11 @@ def paired_bootstrap(
         cols = rng.integers(0, len(truth), len(truth))
         means.append(gap[np.ix_(rows, cols)].mean())
     low, high = np.percentile(means, [2.5, 97.5])
-    return {"mean": round(float(gap.mean()), 4), "low": round(float(low), 4), "high": round(float(high), 4)}
+    return {
+        "mean": round(float(gap.mean()), 4),
+        "low": round(float(low), 4),
+        "high": round(float(high), 4),
+    }
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -133,12 +155,19 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--tasks", nargs="+", choices=list(SIZES), default=list(SIZES))
     args = parser.parse_args(argv)
-    spec = importlib.util.spec_from_file_location("ch08_thesis", ROOT / "experiments" / "ch08_thesis.py")
+    spec = importlib.util.spec_from_file_location(
+        "ch08_thesis", ROOT / "experiments" / "ch08_thesis.py"
+    )
     thesis = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(thesis)
     torch.manual_seed(0)
     started = time.perf_counter()
-    result = {"sizes": SIZES, "seeds": args.seeds, "static_c": list(STATIC_C), "tfidf_c": list(TFIDF_C)}
+    result = {
+        "sizes": SIZES,
+        "seeds": args.seeds,
+        "static_c": list(STATIC_C),
+        "tfidf_c": list(TFIDF_C),
+    }
     if args.out.exists():  # keep the other task's cells
         result = json.loads(args.out.read_text()) | result
     for task in args.tasks:
@@ -148,12 +177,21 @@ def main(argv: list[str] | None = None) -> dict:
         means, differences = {}, {}
         for kind in ("static", "tfidf"):
             means[kind] = {
-                str(s): round(float(np.mean([c["score"] for c in cells if (c["model"], c["size"]) == (kind, s)])), 4)
+                str(s): round(
+                    float(
+                        np.mean([c["score"] for c in cells if (c["model"], c["size"]) == (kind, s)])
+                    ),
+                    4,
+                )
                 for s in SIZES[task]
             }
         for size in SIZES[task]:
             by = {
-                kind: {c["seed"]: np.array(c["predicted"]) for c in cells if (c["model"], c["size"]) == (kind, size)}
+                kind: {
+                    c["seed"]: np.array(c["predicted"])
+                    for c in cells
+                    if (c["model"], c["size"]) == (kind, size)
+                }
                 for kind in ("static", "tfidf")
             }
             differences[str(size)] = paired_bootstrap(by["static"], by["tfidf"], truth)
