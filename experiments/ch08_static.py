@@ -11,9 +11,11 @@ training draws (``ch08_thesis.training_set``), it fits two logistic regressions 
 Each cell's ``C`` is chosen on the validation split from that cell's own training draw (the first of
 a tie). Every cell keeps its test predictions, so that two baselines can be compared with a paired
 bootstrap over seeds *and* test sentences (``paired_bootstrap``). Writes
-``book/attention_to_bert/results/ch08_static.json``. CPU, about a minute:
+``book/attention_to_bert/results/ch08_static.json``. About 70 s on one CPU thread; on a busy
+machine set ``OMP_NUM_THREADS=1`` (with 2 BLAS threads on 2 busy cores the same run took over
+30 minutes):
 
-    python experiments/ch08_static.py [--seeds 10] [--out FILE]
+    OMP_NUM_THREADS=1 python experiments/ch08_static.py [--seeds 10] [--tasks thesis sentiment]
 """
 
 from __future__ import annotations
