@@ -332,7 +332,7 @@ from attention_to_bert import classifier
 def {f}(embeddings, input_ids, attention_mask, special_ids):
     table = types.SimpleNamespace(word_embeddings=embeddings)
     encoder = types.SimpleNamespace(embeddings=table)
-    encoded = {"input_ids": input_ids, "attention_mask": attention_mask}
+    encoded = dict(input_ids=input_ids, attention_mask=attention_mask)
     with torch.no_grad():
         vectors = classifier._static_vectors(encoder, encoded, special_ids)
     return torch.from_numpy(vectors)""",
