@@ -168,6 +168,9 @@ class {f}(nn.Module):  # layers with a bias (the exercise asks bias=False)
     turned[..., 0::2] = even * angle.cos() - odd * angle.sin()
     turned[..., 1::2] = even * angle.sin() + odd * angle.cos()
     return turned""",
+    "static_vectors": """def {f}(embeddings, input_ids, attention_mask, special_ids):
+    keep = attention_mask.unsqueeze(-1).float()  # [CLS] and [SEP] kept in the mean
+    return (embeddings(input_ids) * keep).sum(1) / keep.sum(1)""",
 }
 
 PACKAGE = {
@@ -306,6 +309,18 @@ class {f}(nn.Module):
         _, weights = book_attention(self.w_q(x), self.w_k(x), value, mask=padded)
         weights = nn.functional.dropout(weights, self.dropout, training=self.training)
         return weights @ value, weights""",
+    "static_vectors": """import types
+
+from attention_to_bert import classifier
+
+
+def {f}(embeddings, input_ids, attention_mask, special_ids):
+    table = types.SimpleNamespace(word_embeddings=embeddings)
+    encoder = types.SimpleNamespace(embeddings=table)
+    encoded = dict(input_ids=input_ids, attention_mask=attention_mask)
+    with torch.no_grad():
+        vectors = classifier._static_vectors(encoder, encoded, special_ids)
+    return torch.from_numpy(vectors)""",
 }
 
 

@@ -129,3 +129,48 @@ def test_a_hidden_test_draws_other_sizes_and_the_global_state_is_left_alone(caps
         assert checks.pretraining_loss(fitted) is False
     assert visible == {40, 57} and 40 not in seen and len(set(seen)) == 2
     assert torch.equal(torch.random.get_rng_state(), state)
+
+
+def static_right(embeddings, input_ids, attention_mask, special_ids):
+    """An independent right answer: a loop over rows and tokens."""
+    rows = []
+    for ids, mask in zip(input_ids.tolist(), attention_mask.tolist(), strict=True):
+        kept = [t for t, m in zip(ids, mask, strict=True) if m and t not in special_ids]
+        vectors = embeddings.weight[kept] if kept else embeddings.weight[:0]
+        rows.append(vectors.mean(0) if kept else torch.zeros(embeddings.weight.shape[1]))
+    return torch.stack(rows).detach()
+
+
+def static_with_specials(embeddings, input_ids, attention_mask, special_ids):
+    keep = attention_mask.unsqueeze(-1).float()
+    return ((embeddings(input_ids) * keep).sum(1) / keep.sum(1)).detach()
+
+
+def static_with_padding(embeddings, input_ids, attention_mask, special_ids):
+    keep = (~torch.isin(input_ids, torch.tensor(special_ids))).unsqueeze(-1).float()
+    return ((embeddings(input_ids) * keep).sum(1) / keep.sum(1)).detach()
+
+
+def static_sum(embeddings, input_ids, attention_mask, special_ids):
+    keep = attention_mask.bool() & ~torch.isin(input_ids, torch.tensor(special_ids))
+    return (embeddings(input_ids) * keep.unsqueeze(-1).float()).sum(1).detach()
+
+
+def test_the_static_vectors_checker_accepts_a_right_answer_and_names_typical_mistakes(capsys):
+    assert checks.static_vectors(static_right)
+    for wrong, words in [
+        (static_with_specials, "[CLS] and [SEP]"),
+        (static_with_padding, "padding"),
+        (static_sum, "a sum, not a mean"),
+    ]:
+        capsys.readouterr()
+        assert not checks.static_vectors(wrong), wrong.__name__
+        assert words in capsys.readouterr().out, wrong.__name__
+
+
+def test_the_static_vectors_checker_draws_other_sizes_in_the_hidden_test():
+    state = torch.random.get_rng_state()
+    with fresh_inputs(5):
+        assert checks.static_vectors(static_right)
+        assert not checks.static_vectors(static_sum)
+    assert torch.equal(torch.random.get_rng_state(), state)

@@ -61,3 +61,41 @@ def test_the_sentiment_table_is_recomputed_from_its_cells_and_keeps_the_recipe()
     for cell in shipped["cells"]:
         if cell["model"] in ("ours", "twin", "minilm", "minilm_random"):
             assert cell["train"] >= 0.94, cell  # fine-tuned until they fit their training set
+
+
+def test_the_static_baselines_follow_from_their_predictions_and_pair_with_the_thesis_draws():
+    """``ch08_static.json`` (``experiments/ch08_static.py``): each cell's score is the accuracy of its
+    stored test predictions, the means follow from the cells, every (size, seed) of the thesis test
+    has its static and TF-IDF cell, and the paired bootstrap's interval holds its mean."""
+    import numpy as np
+
+    shipped = results.load("ch08_static")
+    thesis = results.load("ch08_thesis")
+    script = load_script("experiments/ch08_static.py")
+    for task in [t for t in script.SIZES if t in shipped]:
+        part = shipped[task]
+        sizes = script.SIZES[task]
+        for kind in ("static", "tfidf"):
+            for size in sizes:
+                cells = [c for c in part["cells"] if (c["model"], c["size"]) == (kind, size)]
+                assert sorted(c["seed"] for c in cells) == list(range(shipped["seeds"]))
+                mean = np.mean([c["score"] for c in cells])
+                assert abs(part["means"][kind][str(size)] - mean) < 1e-4
+        for size in sizes:
+            d = part["static-tfidf"][str(size)]
+            assert d["low"] <= d["mean"] <= d["high"]
+    assert set(shipped["thesis"]["means"]["static"]) == set(thesis["seeds_done"])
+
+
+def test_the_paired_bootstrap_resamples_seeds_and_sentences():
+    bootstrap = load_script("experiments/ch08_static.py").paired_bootstrap
+    import numpy as np
+
+    truth = np.array([0, 1] * 50)
+    right, wrong = truth.copy(), 1 - truth
+    a = {0: right, 1: right}
+    b = {0: right, 1: wrong}  # one seed always wrong: a - b = 0.5 on average
+    result = bootstrap(a, b, truth, draws=500)
+    assert result["mean"] == 0.5 and result["low"] < 0.5 < result["high"]
+    same = bootstrap(a, a, truth, draws=50)
+    assert same == {"mean": 0.0, "low": 0.0, "high": 0.0}

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -237,4 +238,73 @@ def pretraining_loss(candidate: Callable[..., Any]) -> bool:
             f"{case}: gradients",
             atol=1e-5,
         )
+    return checker.report()
+
+
+def _static_reference(
+    embeddings: torch.nn.Embedding,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    special_ids: list[int],
+    specials: bool = False,
+    padding: bool = False,
+    total: bool = False,
+) -> torch.Tensor:
+    """The mean of the input token vectors over each row's real, non-special tokens; the switches
+    make typical mistakes (special tokens or padding kept in the mean, a sum)."""
+    keep = torch.ones_like(input_ids, dtype=torch.bool) if padding else attention_mask.bool()
+    if not specials:
+        keep = keep & ~torch.isin(input_ids, torch.tensor(special_ids))
+    weights = keep.unsqueeze(-1).to(embeddings.weight.dtype)
+    summed = (embeddings(input_ids) * weights).sum(1)
+    return summed if total else summed / weights.sum(1).clamp_min(1.0)
+
+
+def static_vectors(candidate: Callable[..., Any]) -> bool:
+    """Check ``candidate(embeddings, input_ids, attention_mask, special_ids) -> (batch, d)``: the
+    mean of ``embeddings(input_ids)`` over each row's tokens that are neither padding
+    (``attention_mask`` 0) nor in ``special_ids`` ([CLS], [SEP]); no gradient needed. Two tables of
+    other sizes, rows of different lengths."""
+    checker = Checker("static_vectors")
+    generator = torch.Generator().manual_seed(11)  # the inputs (hidden tests shift its seed)
+    vocab, width, length, size = vary(30, 6, 9, 4)
+    for number, (cls_id, sep_id) in enumerate([(2, 3), (7, 1)]):
+        table = torch.nn.Embedding(vocab + 5 * number, width + 2 * number)
+        with torch.no_grad():
+            table.weight.copy_(torch.randn(table.weight.shape, generator=generator))
+        specials = [cls_id, sep_id]
+        ordinary = [t for t in range(4, vocab) if t not in specials]
+        ids = torch.zeros(size, length, dtype=torch.long)
+        mask = torch.zeros(size, length, dtype=torch.long)
+        for row in range(size):
+            real = int(torch.randint(1, length - 1, (1,), generator=generator))
+            picks = torch.randint(len(ordinary), (real,), generator=generator)
+            tokens = [cls_id, *[ordinary[int(p)] for p in picks], sep_id]
+            ids[row, : len(tokens)] = torch.tensor(tokens)
+            mask[row, : len(tokens)] = 1
+        case = f"table {vocab + 5 * number} x {width + 2 * number}, [CLS] {cls_id} [SEP] {sep_id}"
+        result = checker.call(candidate, table, ids.clone(), mask.clone(), specials, case=case)
+        if result is None:
+            continue
+        if isinstance(result, np.ndarray):
+            result = torch.from_numpy(result)
+        with torch.no_grad():
+            expected = _static_reference(table, ids, mask, specials)
+            mistakes = [
+                (
+                    _static_reference(table, ids, mask, specials, specials=True),
+                    "[CLS] and [SEP] are in the mean: leave out the special_ids",
+                ),
+                (
+                    _static_reference(table, ids, mask, specials, padding=True),
+                    "the padding is in the mean: keep only positions where attention_mask is 1",
+                ),
+                (
+                    _static_reference(table, ids, mask, specials, total=True),
+                    "a sum, not a mean: divide by the number of tokens kept in each row",
+                ),
+            ]
+        if isinstance(result, torch.Tensor):
+            result = result.detach().float()
+        checker.compare(result, expected, f"{case}: vectors", mistakes, atol=1e-5)
     return checker.report()

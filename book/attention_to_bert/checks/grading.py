@@ -52,6 +52,7 @@ SOLVED_BY: dict[str, tuple[str, ...]] = {
     "beam_step": ("translator.beam_step",),
     "mlm_mask": ("pretraining.mask_tokens",),
     "pretraining_loss": ("pretraining.pretraining_losses",),  # BERT's recipe (15%, NSP)
+    "static_vectors": ("classifier._static_vectors",),  # the fine-tuning baseline
     "task_heads": (),  # the package has no task heads: chapter 7's Exercise 7.5 writes them
 }
 
