@@ -60,19 +60,21 @@ def test_the_comparison_sees_a_changed_line():
 
 def test_the_cells_layer_equals_torchs_with_the_same_weights():
     """The page's own EncoderLayer (the cell run as written) against nn.TransformerEncoderLayer."""
-    from attention_to_bert.multihead import MultiHeadAttention, copy_torch_weights
+    from attention_to_bert.multihead import MultiHeadAttention
+    from attention_to_bert.transformer import copy_layer_weights
     from attention_to_bert.validate import check_int, check_number
 
     ((cell, _, _),) = [found for found in cells() if "EncoderLayer" in found[2]]
     namespace = {
         "nn": nn, "F": torch.nn.functional, "Tensor": torch.Tensor, "Mask": torch.Tensor | None,
         "MultiHeadAttention": MultiHeadAttention, "check_int": check_int,
+        "copy_layer_weights": copy_layer_weights,
         "check_number": check_number,
     }  # fmt: skip
-    exec(compile("from __future__ import annotations\n" + cell.source, "cell", "exec"), namespace)
+    exec(compile(cell.source, "cell", "exec"), namespace)
     torch.manual_seed(0)
     twin = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True).eval()
-    ours = copy_torch_weights(namespace["EncoderLayer"](16, 2, 32), twin).eval()
+    ours = namespace["EncoderLayer"].from_torch(twin).eval()
     x = torch.randn(2, 5, 16)
     padding = torch.tensor([[False] * 5, [False] * 3 + [True] * 2])
     with torch.no_grad():

@@ -6,8 +6,6 @@ keyword, combines them once (``masks.combine_masks``) and passes each
 layer its masks by name (True = may not attend, broadcastable to
 ``(batch, heads, queries, keys)``)."""
 
-from __future__ import annotations
-
 import torch.nn.functional as F
 from torch import Tensor, nn
 
@@ -66,10 +64,10 @@ class EncoderLayer(nn.Module):
         return x, weights  # weights: (batch, heads, n, n)
 
     @classmethod
-    def from_torch(cls, layer: nn.TransformerEncoderLayer) -> EncoderLayer:
+    def from_torch(cls, layer: nn.TransformerEncoderLayer) -> "EncoderLayer":
         """A new layer with the weights, dropout, dtype and mode of a
         post-LN, ReLU twin."""
-        return _copy_layer(cls, layer, nn.TransformerEncoderLayer)
+        return copy_layer_weights(cls, layer, nn.TransformerEncoderLayer)
 
 
 class DecoderLayer(nn.Module):
@@ -122,10 +120,10 @@ class DecoderLayer(nn.Module):
         return x, self_weights, cross_weights
 
     @classmethod
-    def from_torch(cls, layer: nn.TransformerDecoderLayer) -> DecoderLayer:
+    def from_torch(cls, layer: nn.TransformerDecoderLayer) -> "DecoderLayer":
         """A new layer with the weights, dropout, dtype and mode of a
         post-LN, ReLU twin."""
-        return _copy_layer(cls, layer, nn.TransformerDecoderLayer)
+        return copy_layer_weights(cls, layer, nn.TransformerDecoderLayer)
 
 
 class Transformer(nn.Module):
@@ -263,7 +261,7 @@ class Transformer(nn.Module):
         return TransformerOutput(output, encoder_weights, decoder_weights, cross_weights)
 
     @classmethod
-    def from_torch(cls, m: nn.Transformer) -> Transformer:
+    def from_torch(cls, m: nn.Transformer) -> "Transformer":
         """A new ``Transformer`` with the weights, dropout, dtype and mode
         of ``m`` (post-LN, ReLU)."""
         check_instance("m", m, nn.Transformer, "an nn.Transformer")
@@ -290,7 +288,7 @@ def _check_post_ln_relu(layer: nn.Module) -> None:
         raise ValueError(f"only ReLU layers can be copied, got activation {layer.activation}")
 
 
-def _copy_layer(cls: type[nn.Module], layer: nn.Module, twin: type[nn.Module]) -> nn.Module:
+def copy_layer_weights(cls: type[nn.Module], layer: nn.Module, twin: type[nn.Module]) -> nn.Module:
     """A new ``cls`` with the weights, dropout, dtype and mode of ``layer``,
     a post-LN, ReLU ``twin``."""
     check_instance("layer", layer, twin, f"an nn.{twin.__name__}")
