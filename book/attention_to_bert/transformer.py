@@ -1,26 +1,16 @@
-"""The Transformer of Vaswani et al. (2017), small and plain: batch-first,
-post-LN, ReLU (chapter 6). ``EncoderLayer``, ``DecoderLayer`` and
-``Transformer`` equal their ``torch.nn`` twins after ``from_torch``, and
-return each layer's attention weights too. A stack takes torch's masks by
-keyword, combines them once (``masks.combine_masks``) and passes each
-layer its masks by name (True = may not attend, broadcastable to
-``(batch, heads, queries, keys)``)."""
+"""The Transformer of Vaswani et al. (2017), small and plain: batch-first, post-LN, ReLU (chapter 6).
+``EncoderLayer``, ``DecoderLayer`` and ``Transformer`` equal their ``torch.nn`` twins after
+``from_torch``, and return each layer's attention weights too. A stack takes torch's masks by
+keyword, combines them once (``masks.combine_masks``) and passes each layer its masks by name
+(True = may not attend, broadcastable to ``(batch, heads, queries, keys)``)."""
 
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from attention_to_bert.masks import combine_masks
-from attention_to_bert.multihead import (
-    MultiHeadAttention,
-    copy_torch_weights,
-)
+from attention_to_bert.multihead import MultiHeadAttention, copy_torch_weights
 from attention_to_bert.outputs import TransformerOutput
-from attention_to_bert.validate import (
-    check_instance,
-    check_int,
-    check_number,
-    check_tensor,
-)
+from attention_to_bert.validate import check_instance, check_int, check_number, check_tensor
 
 Mask = Tensor | None
 
@@ -127,12 +117,10 @@ class DecoderLayer(nn.Module):
 
 
 class Transformer(nn.Module):
-    """Encoder stack + final LayerNorm, decoder stack + final LayerNorm,
-    exactly like ``nn.Transformer``, on vectors ``(batch, seq, d_model)``
-    (embeddings and positions are added outside, as torch does).
-    ``forward(src, tgt, *, src_mask, ...)``, torch's masks by keyword
-    (True = may not attend), returns a ``TransformerOutput``: ``(output,
-    attentions)``."""
+    """Encoder stack + final LayerNorm, decoder stack + final LayerNorm, exactly like ``nn.Transformer``,
+    on vectors ``(batch, seq, d_model)`` (embeddings and positions are added outside, as torch does).
+    ``forward(src, tgt, *, src_mask, ...)``, torch's masks by keyword (True = may not attend), returns
+    a ``TransformerOutput``: ``(output, attentions)``."""
 
     def __init__(
         self,
@@ -153,26 +141,15 @@ class Transformer(nn.Module):
         self.encoder_norm = nn.LayerNorm(d_model, eps=layer_norm_eps)
         self.decoder_layers = nn.ModuleList(DecoderLayer(*sizes) for _ in range(num_decoder_layers))
         self.decoder_norm = nn.LayerNorm(d_model, eps=layer_norm_eps)
-        # as nn.Transformer: Xavier-uniform for every matrix
-        for parameter in self.parameters():
+        for parameter in self.parameters():  # as nn.Transformer: Xavier-uniform for every matrix
             if parameter.dim() > 1:
                 nn.init.xavier_uniform_(parameter)
 
     def encode(
-        self,
-        src: Tensor,
-        *,
-        src_mask: Mask = None,
-        src_key_padding_mask: Mask = None,
+        self, src: Tensor, *, src_mask: Mask = None, src_key_padding_mask: Mask = None
     ) -> tuple[Tensor, list[Tensor]]:
-        """The encoder: ``(memory, [self-attention weights per layer])``."""
-        check_tensor(
-            "src",
-            src,
-            floating=True,
-            dim=3,
-            axes="(batch, src_len, d_model)",
-        )
+        """Run the encoder: ``(memory, [self-attention weights a layer])``."""
+        check_tensor("src", src, floating=True, dim=3, axes="(batch, src_len, d_model)")
         mask = self._combine(src, src, src_key_padding_mask, src_mask)
         weights = []
         for layer in self.encoder_layers:
@@ -190,22 +167,9 @@ class Transformer(nn.Module):
         tgt_key_padding_mask: Mask = None,
         memory_key_padding_mask: Mask = None,
     ) -> tuple[Tensor, list[Tensor], list[Tensor]]:
-        """Run the decoder: ``(output, [self-], [cross-attention weights a
-        layer])``."""
-        check_tensor(
-            "tgt",
-            tgt,
-            floating=True,
-            dim=3,
-            axes="(batch, tgt_len, d_model)",
-        )
-        check_tensor(
-            "memory",
-            memory,
-            floating=True,
-            dim=3,
-            axes="(batch, src_len, d_model)",
-        )
+        """Run the decoder: ``(output, [self-], [cross-attention weights a layer])``."""
+        check_tensor("tgt", tgt, floating=True, dim=3, axes="(batch, tgt_len, d_model)")
+        check_tensor("memory", memory, floating=True, dim=3, axes="(batch, src_len, d_model)")
         self_mask = self._combine(tgt, tgt, tgt_key_padding_mask, tgt_mask)
         memory_mask = self._combine(tgt, memory, memory_key_padding_mask, memory_mask)
         self_weights, cross_weights = [], []
@@ -216,22 +180,12 @@ class Transformer(nn.Module):
         return self.decoder_norm(tgt), self_weights, cross_weights
 
     def _combine(
-        self,
-        queries: Tensor,
-        keys: Tensor,
-        key_padding_mask: Mask,
-        attn_mask: Mask,
+        self, queries: Tensor, keys: Tensor, key_padding_mask: Mask, attn_mask: Mask
     ) -> Mask:
-        """torch's two masks of one attention as one, ``(batch or 1, heads
-        or 1, queries or 1, keys)``."""
-        batch, query_len, key_len = (
-            len(queries),
-            queries.shape[1],
-            keys.shape[1],
-        )
+        """torch's two masks of one attention as one, ``(batch or 1, heads or 1, queries or 1, keys)``."""
+        batch, query_len, key_len = len(queries), queries.shape[1], keys.shape[1]
         return combine_masks(
-            batch, query_len, key_len, self.num_heads,
-            device=queries.device,
+            batch, query_len, key_len, self.num_heads, device=queries.device,
             key_padding_mask=key_padding_mask, attn_mask=attn_mask,
         )  # fmt: skip
 
@@ -249,9 +203,7 @@ class Transformer(nn.Module):
     ) -> TransformerOutput:
         """The masks of ``nn.Transformer.forward``, by keyword."""
         memory, encoder_weights = self.encode(
-            src,
-            src_mask=src_mask,
-            src_key_padding_mask=src_key_padding_mask,
+            src, src_mask=src_mask, src_key_padding_mask=src_key_padding_mask
         )
         output, decoder_weights, cross_weights = self.decode(
             tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
@@ -262,26 +214,20 @@ class Transformer(nn.Module):
 
     @classmethod
     def from_torch(cls, m: nn.Transformer) -> "Transformer":
-        """A new ``Transformer`` with the weights, dropout, dtype and mode
-        of ``m`` (post-LN, ReLU)."""
+        """A new ``Transformer`` with the weights, dropout, dtype and mode of ``m`` (post-LN, ReLU)."""
         check_instance("m", m, nn.Transformer, "an nn.Transformer")
         if m.encoder.norm is None or m.decoder.norm is None:
             raise ValueError("nn.Transformer without final encoder/decoder norms is not supported")
         for layer in (*m.encoder.layers, *m.decoder.layers):
             _check_post_ln_relu(layer)
         first = m.encoder.layers[0]
-        layers = (
-            len(m.encoder.layers),
-            len(m.decoder.layers),
-            first.linear1.out_features,
-        )
+        layers = (len(m.encoder.layers), len(m.decoder.layers), first.linear1.out_features)
         ours = cls(m.d_model, m.nhead, *layers, first.dropout.p, first.norm1.eps)
         return copy_torch_weights(ours, m)
 
 
 def _check_post_ln_relu(layer: nn.Module) -> None:
-    """Refuse a ``torch.nn`` layer that ours cannot copy: pre-LN, or not
-    ReLU."""
+    """Refuse a ``torch.nn`` layer that ours cannot copy: pre-LN, or not ReLU."""
     if layer.norm_first:
         raise ValueError("only post-LN layers (norm_first=False) can be copied, like ours")
     if not (layer.activation is F.relu or isinstance(layer.activation, nn.ReLU)):
@@ -289,14 +235,9 @@ def _check_post_ln_relu(layer: nn.Module) -> None:
 
 
 def copy_layer_weights(cls: type[nn.Module], layer: nn.Module, twin: type[nn.Module]) -> nn.Module:
-    """A new ``cls`` with the weights, dropout, dtype and mode of ``layer``,
-    a post-LN, ReLU ``twin``."""
+    """A new ``cls`` with the weights, dropout, dtype and mode of ``layer``, a post-LN, ReLU ``twin``."""
     check_instance("layer", layer, twin, f"an nn.{twin.__name__}")
     _check_post_ln_relu(layer)
-    sizes = (
-        layer.linear1.in_features,
-        layer.self_attn.num_heads,
-        layer.linear1.out_features,
-    )
+    sizes = (layer.linear1.in_features, layer.self_attn.num_heads, layer.linear1.out_features)
     ours = cls(*sizes, dropout=layer.dropout.p, layer_norm_eps=layer.norm1.eps)
     return copy_torch_weights(ours, layer)

@@ -174,10 +174,8 @@ def beam_step(
 def beam_search(
     model: Seq2SeqTransformer, source: torch.Tensor, max_length: int, beam_size: int
 ) -> list[tuple[list[int], float]]:
-    """Beam search for ONE source ``(1, src_len)``: the hypotheses that made ``<eos>``, best first,
-    as ``(ids, log-probability)``. It stops once ``beam_size`` of them have made ``<eos>`` (the best
-    of those found, not surely the most likely outputs); if none did within ``max_length`` steps,
-    the unfinished ones."""
+    """Beam search for ONE source ``(1, src_len)``: the hypotheses that made ``<eos>`` (the first
+    ``beam_size`` found, or the unfinished ones if none did), best first, as ``(ids, log p)``."""
     check_tensor("source", source, dtype=torch.long, dim=2, axes="(1, src_len)")
     if len(source) != 1:
         raise ValueError(f"source must hold ONE sequence, shape (1, src_len), got {len(source)}")
