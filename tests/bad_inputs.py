@@ -516,12 +516,6 @@ bad("DecoderLayer(d_ff=2.5)", "d_ff")(lambda: T.DecoderLayer(8, 2, 2.5))
 bad("copy_layer_weights(a Linear as the twin)", "layer")(
     lambda: T.copy_layer_weights(T.EncoderLayer, nn.Linear(8, 8), nn.TransformerEncoderLayer)
 )
-bad("beam_search two sources", "source")(
-    lambda: TR.beam_search(TR.Seq2SeqTransformer(10, 10), torch.ones(2, 3).long(), 5, 2)
-)
-bad("beam_search beam_size=0", "beam_size")(
-    lambda: TR.beam_search(TR.Seq2SeqTransformer(10, 10), torch.ones(1, 3).long(), 5, 0)
-)
 bad("noam_schedule rate('abc')", "step")(lambda: TR.noam_schedule(8, 10)("abc"))
 bad("Seq2SeqTransformer(pad_id=1, bos_id=1)", "bos_id")(
     lambda: TR.Seq2SeqTransformer(10, 10, pad_id=1, bos_id=1)

@@ -94,11 +94,7 @@ class DecoderLayer(nn.Module):
         return self.linear2(self.dropout(F.relu(self.linear1(x))))
 
     def forward(
-        self,
-        x: Tensor,
-        memory: Tensor,
-        self_mask: Mask = None,
-        memory_mask: Mask = None,
+        self, x: Tensor, memory: Tensor, self_mask: Mask = None, memory_mask: Mask = None
     ) -> tuple[Tensor, Tensor, Tensor]:
         # x: (batch, m, d_model), memory: (batch, n, d_model); self_mask
         # broadcastable to (batch, heads, m, m), memory_mask to (..., m, n)

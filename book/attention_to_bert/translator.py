@@ -1,6 +1,6 @@
 """A small Transformer translator (chapter 6): token ids in, next-token logits out, and the warm-up
-learning-rate schedule of Vaswani et al. (2017), one step of beam search and the search itself
-(chapter 6)."""
+learning-rate schedule of Vaswani et al. (2017), and one step of beam search. Chapter 6 decodes with
+it (greedy and beam search)."""
 
 from __future__ import annotations
 
@@ -168,38 +168,3 @@ def beam_step(
     candidates = (scores[:, None] + log_probs).flatten()
     top_scores, index = candidates.topk(min(beam_size, candidates.numel()))
     return top_scores, index // vocab, index % vocab
-
-
-@torch.no_grad()
-def beam_search(
-    model: Seq2SeqTransformer, source: torch.Tensor, max_length: int, beam_size: int
-) -> list[tuple[list[int], float]]:
-    """Beam search for ONE source ``(1, src_len)``: the hypotheses that made ``<eos>`` (the first
-    ``beam_size`` found, or the unfinished ones if none did), best first, as ``(ids, log p)``."""
-    check_tensor("source", source, dtype=torch.long, dim=2, axes="(1, src_len)")
-    if len(source) != 1:
-        raise ValueError(f"source must hold ONE sequence, shape (1, src_len), got {len(source)}")
-    check_ints(max_length=max_length, beam_size=beam_size)
-    was_training = model.training
-    model.eval()
-    memory, _ = model.encode(source)
-    beams = torch.full((1, 1), model.bos_id, device=source.device)  # the prefixes kept
-    scores = torch.zeros(1, device=source.device)  # their log-probabilities
-    finished: list[tuple[list[int], float]] = []
-    for _ in range(max_length):
-        count = beams.shape[0]
-        logits, _, _ = model.decode(beams, memory.expand(count, -1, -1), source.expand(count, -1))
-        # every prefix extended by every token: the best beam_size candidates are kept
-        log_probs = logits[:, -1].log_softmax(dim=-1)
-        top_scores, beam_ids, token_ids = beam_step(scores, log_probs, beam_size)
-        beams = torch.cat([beams[beam_ids], token_ids[:, None]], dim=1)
-        ended = beams[:, -1] == model.eos_id
-        ids, ended_scores = beams[ended, 1:], top_scores[ended]
-        finished += zip(ids.tolist(), ended_scores.tolist(), strict=True)
-        beams, scores = beams[~ended], top_scores[~ended]
-        if len(finished) >= beam_size or len(beams) == 0:
-            break
-    if not finished:  # none made <eos> within max_length steps
-        finished = list(zip(beams[:, 1:].tolist(), scores.tolist(), strict=True))
-    model.train(was_training)
-    return sorted(finished, key=lambda hypothesis: -hypothesis[1])
