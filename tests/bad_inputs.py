@@ -513,6 +513,9 @@ bad("EncoderLayer.from_torch(a decoder layer)", "layer")(
     lambda: T.EncoderLayer.from_torch(nn.TransformerDecoderLayer(8, 2, 16, batch_first=True))
 )
 bad("DecoderLayer(d_ff=2.5)", "d_ff")(lambda: T.DecoderLayer(8, 2, 2.5))
+bad("copy_layer_weights(a Linear as the twin)", "layer")(
+    lambda: T.copy_layer_weights(T.EncoderLayer, nn.Linear(8, 8), nn.TransformerEncoderLayer)
+)
 bad("noam_schedule rate('abc')", "step")(lambda: TR.noam_schedule(8, 10)("abc"))
 bad("Seq2SeqTransformer(pad_id=1, bos_id=1)", "bos_id")(
     lambda: TR.Seq2SeqTransformer(10, 10, pad_id=1, bos_id=1)

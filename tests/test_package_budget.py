@@ -15,7 +15,9 @@ PACKAGE = ROOT / "book" / "attention_to_bert"
 NOT_COUNTED = ("plotting.py", "bertviz_offline.py", "finetune.py", "labelled.py", "classifier.py")
 # checks/ and data/ are sub-packages
 GOAL = 2_800
-CEILING = 2_770
+# raised from 2,770 by chapter 6's layers on the page (issue 52: one sub-module a line, as the
+# 76-column cells show them, and the public copy_layer_weights that from_torch uses)
+CEILING = 2_791
 MODULE_LIMIT = 450
 
 

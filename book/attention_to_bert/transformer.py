@@ -4,8 +4,6 @@
 keyword, combines them once (``masks.combine_masks``) and passes each layer its masks by name
 (True = may not attend, broadcastable to ``(batch, heads, queries, keys)``)."""
 
-from __future__ import annotations
-
 import torch.nn.functional as F
 from torch import Tensor, nn
 
@@ -18,57 +16,79 @@ Mask = Tensor | None
 
 
 class EncoderLayer(nn.Module):
-    """Self-attention -> Add & Norm -> feed-forward (ReLU) -> Add & Norm, like
-    ``nn.TransformerEncoderLayer``, with its submodules' names: ``(x, weights)``."""
+    """Self-attention -> Add & Norm -> feed-forward (ReLU) -> Add & Norm,
+    like ``nn.TransformerEncoderLayer`` (its submodules' names too):
+    returns ``(x, weights)``."""
 
     def __init__(
-        self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0, layer_norm_eps=1e-5
+        self,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        dropout: float = 0.0,
+        layer_norm_eps: float = 1e-5,
     ) -> None:
         super().__init__()
         check_int("d_ff", d_ff)
         check_number("layer_norm_eps", layer_norm_eps, positive=True)
-        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
-        # the feed-forward network: linear1, dropout, linear2
-        self.linear1, self.dropout = nn.Linear(d_model, d_ff), nn.Dropout(dropout)
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
+        # the feed-forward network: linear1, ReLU, dropout, linear2
+        self.linear1 = nn.Linear(d_model, d_ff)
+        self.dropout = nn.Dropout(dropout)
         self.linear2 = nn.Linear(d_ff, d_model)
-        # each sublayer ends in dropout, then Add & Norm
-        self.norm1, self.dropout1 = nn.LayerNorm(d_model, eps=layer_norm_eps), nn.Dropout(dropout)
-        self.norm2, self.dropout2 = nn.LayerNorm(d_model, eps=layer_norm_eps), nn.Dropout(dropout)
+        # each sub-layer ends in dropout, then Add & Norm
+        self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.dropout1 = nn.Dropout(dropout)
+        self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.dropout2 = nn.Dropout(dropout)
 
     def feed_forward(self, x: Tensor) -> Tensor:
         return self.linear2(self.dropout(F.relu(self.linear1(x))))
 
     def forward(self, x: Tensor, mask: Mask = None) -> tuple[Tensor, Tensor]:
-        # x: (batch, seq, d_model); mask: (batch or 1, heads or 1, seq or 1, seq)
+        # x: (batch, n, d_model); mask: True = may not attend,
+        # broadcastable to (batch, heads, n, n)
         attended, weights = self.self_attn(x, x, x, attn_mask=mask)
-        x = self.norm1(x + self.dropout1(attended))
+        x = self.norm1(x + self.dropout1(attended))  # Add & Norm
         x = self.norm2(x + self.dropout2(self.feed_forward(x)))
-        return x, weights  # weights: (batch, heads, seq, seq)
+        return x, weights  # weights: (batch, heads, n, n)
 
     @classmethod
-    def from_torch(cls, layer: nn.TransformerEncoderLayer) -> EncoderLayer:
-        """A new layer with the weights, dropout, dtype and mode of a post-LN, ReLU twin."""
-        return _copy_layer(cls, layer, nn.TransformerEncoderLayer)
+    def from_torch(cls, layer: nn.TransformerEncoderLayer) -> "EncoderLayer":
+        """A new layer with the weights, dropout, dtype and mode of a
+        post-LN, ReLU twin."""
+        return copy_layer_weights(cls, layer, nn.TransformerEncoderLayer)
 
 
 class DecoderLayer(nn.Module):
-    """Masked self-attention -> Add & Norm -> cross-attention (queries from the decoder, keys and
-    values from ``memory``) -> Add & Norm -> feed-forward -> Add & Norm, like
-    ``nn.TransformerDecoderLayer``: ``(x, self_weights, cross_weights)``."""
+    """Masked self-attention -> Add & Norm -> cross-attention (queries from
+    the decoder, keys and values from ``memory``) -> Add & Norm ->
+    feed-forward -> Add & Norm, like ``nn.TransformerDecoderLayer``:
+    returns ``(x, self_weights, cross_weights)``."""
 
     def __init__(
-        self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0, layer_norm_eps=1e-5
+        self,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        dropout: float = 0.0,
+        layer_norm_eps: float = 1e-5,
     ) -> None:
         super().__init__()
         check_int("d_ff", d_ff)
         check_number("layer_norm_eps", layer_norm_eps, positive=True)
-        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
-        self.multihead_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)  # cross
-        self.linear1, self.dropout = nn.Linear(d_model, d_ff), nn.Dropout(dropout)
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
+        # cross-attention, named as in torch
+        self.multihead_attn = MultiHeadAttention(d_model, num_heads, dropout)
+        self.linear1 = nn.Linear(d_model, d_ff)
+        self.dropout = nn.Dropout(dropout)
         self.linear2 = nn.Linear(d_ff, d_model)
-        self.norm1, self.dropout1 = nn.LayerNorm(d_model, eps=layer_norm_eps), nn.Dropout(dropout)
-        self.norm2, self.dropout2 = nn.LayerNorm(d_model, eps=layer_norm_eps), nn.Dropout(dropout)
-        self.norm3, self.dropout3 = nn.LayerNorm(d_model, eps=layer_norm_eps), nn.Dropout(dropout)
+        self.norm1 = nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.dropout1 = nn.Dropout(dropout)
+        self.norm2 = nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.dropout2 = nn.Dropout(dropout)
+        self.norm3 = nn.LayerNorm(d_model, eps=layer_norm_eps)
+        self.dropout3 = nn.Dropout(dropout)
 
     def feed_forward(self, x: Tensor) -> Tensor:
         return self.linear2(self.dropout(F.relu(self.linear1(x))))
@@ -76,8 +96,8 @@ class DecoderLayer(nn.Module):
     def forward(
         self, x: Tensor, memory: Tensor, self_mask: Mask = None, memory_mask: Mask = None
     ) -> tuple[Tensor, Tensor, Tensor]:
-        # x: (batch, tgt_len, d_model), memory: (batch, src_len, d_model); self_mask: (..., tgt_len,
-        # tgt_len), memory_mask: (..., tgt_len or 1, src_len), both broadcastable over batch and heads
+        # x: (batch, m, d_model), memory: (batch, n, d_model); self_mask
+        # broadcastable to (batch, heads, m, m), memory_mask to (..., m, n)
         attended, self_weights = self.self_attn(x, x, x, attn_mask=self_mask)
         x = self.norm1(x + self.dropout1(attended))
         attended, cross_weights = self.multihead_attn(x, memory, memory, attn_mask=memory_mask)
@@ -86,9 +106,10 @@ class DecoderLayer(nn.Module):
         return x, self_weights, cross_weights
 
     @classmethod
-    def from_torch(cls, layer: nn.TransformerDecoderLayer) -> DecoderLayer:
-        """A new layer with the weights, dropout, dtype and mode of a post-LN, ReLU twin."""
-        return _copy_layer(cls, layer, nn.TransformerDecoderLayer)
+    def from_torch(cls, layer: nn.TransformerDecoderLayer) -> "DecoderLayer":
+        """A new layer with the weights, dropout, dtype and mode of a
+        post-LN, ReLU twin."""
+        return copy_layer_weights(cls, layer, nn.TransformerDecoderLayer)
 
 
 class Transformer(nn.Module):
@@ -188,7 +209,7 @@ class Transformer(nn.Module):
         return TransformerOutput(output, encoder_weights, decoder_weights, cross_weights)
 
     @classmethod
-    def from_torch(cls, m: nn.Transformer) -> Transformer:
+    def from_torch(cls, m: nn.Transformer) -> "Transformer":
         """A new ``Transformer`` with the weights, dropout, dtype and mode of ``m`` (post-LN, ReLU)."""
         check_instance("m", m, nn.Transformer, "an nn.Transformer")
         if m.encoder.norm is None or m.decoder.norm is None:
@@ -209,7 +230,7 @@ def _check_post_ln_relu(layer: nn.Module) -> None:
         raise ValueError(f"only ReLU layers can be copied, got activation {layer.activation}")
 
 
-def _copy_layer(cls: type[nn.Module], layer: nn.Module, twin: type[nn.Module]) -> nn.Module:
+def copy_layer_weights(cls: type[nn.Module], layer: nn.Module, twin: type[nn.Module]) -> nn.Module:
     """A new ``cls`` with the weights, dropout, dtype and mode of ``layer``, a post-LN, ReLU ``twin``."""
     check_instance("layer", layer, twin, f"an nn.{twin.__name__}")
     _check_post_ln_relu(layer)
