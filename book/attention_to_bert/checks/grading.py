@@ -36,6 +36,8 @@ SOLVED_BY: dict[str, tuple[str, ...]] = {
     "additive_attention": ("attention.AdditiveScore", "attention.attention"),
     "query_gradient": (),  # autograd would solve it; the checker compares with autograd itself
     "han_attention": ("han.ContextAttention", "attention.attention"),
+    "delete_tokens": (),  # the package has no token deletion
+    "deciding_sentence_loss": (),  # the package has no such loss
     "beam_search": ("translator.beam_step",),  # its ranking step
     "self_attention": ("attention.attention", "multihead.MultiHeadAttention"),
     "masked_self_attention": ("attention.attention", "multihead.MultiHeadAttention"),
