@@ -1,9 +1,10 @@
 """Chapter 2's multi-seed tables: attention against pooling without attention in the hierarchical network.
 
-The chapter (``book/02_han.ipynb``) trains seed 0 of attention and mean pooling live; this script
-runs the learning-rate grids and every seed, with the chapter's data, model and training loop
-(repeated here; the chapter asserts that its live seed-0 runs agree with the shipped rows within
-1 point). It writes ``results/ch02_han.json``:
+The lesson (``book/02_han.ipynb``) draws its Figure 2.3 from these rows; its lab
+(``book/labs/02_han_lab.ipynb``) reads every table and retrains seed 0 of attention and mean pooling
+live. This script runs the learning-rate grids and every seed, with the chapter's data, model and
+training loop (repeated here; the lab asserts that its live seed-0 runs agree with the shipped rows
+within 1 point). It writes ``results/ch02_han.json``:
 
 - ``mean_lr``: mean pooling (eight epochs, seed 0) with each rate of ``LEARNING_RATES``, with and
   without the sentence GRU; ``mean_lr_chosen`` is the rate with the best *training* accuracy with

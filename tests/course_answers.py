@@ -32,6 +32,13 @@ WRONG = {
     scores = (values @ weight.T + bias) @ context
     weights = torch.softmax(scores.masked_fill(padding_mask, -1e9), dim=-1)
     return (weights.unsqueeze(-1) * values).sum(dim=1), weights""",
+    "deciding_sentence_loss": """def {f}(sentence_weights, deciding):  # summed, not averaged
+    picked = sentence_weights[torch.arange(len(deciding)), deciding]
+    return -picked.clamp_min(1e-8).log().sum()""",
+    "delete_tokens": """def {f}(word_ids, rows, columns, pad_id):  # padded out, not deleted
+    out = word_ids.clone()
+    out[torch.arange(len(rows)), rows, columns] = pad_id
+    return out""",
     "beam_search": """def {f}(next_log_probs, bos_id, eos_id, beam_size, max_length):
     beams = [(0.0, [])]  # finished outputs stay in the beam and may drop out of it
     for _ in range(max_length):

@@ -113,3 +113,146 @@ def test_catches_an_input_modified_in_place(capsys):
 
     assert not checks.han_attention(in_place)
     assert "the input `values` was modified in place" in capsys.readouterr().out
+
+
+# Exercise 2.2: word-level erasure, ``delete_tokens(word_ids, rows, columns, pad_id)``
+
+
+def deleted_right(word_ids, rows, columns, pad_id):
+    """An independent answer: gather the tokens that stay, by index."""
+    documents, _, words = word_ids.shape
+    out = word_ids.clone()
+    positions = torch.arange(words)[None, :].expand(documents, words)
+    source = positions + (positions >= columns[:, None]).long()  # skip the deleted token
+    index = torch.arange(documents)
+    sentence = word_ids[index, rows]
+    padded = torch.cat([sentence, torch.full((documents, 1), pad_id)], dim=1)
+    out[index, rows] = padded.gather(1, source)
+    return out
+
+
+def test_delete_tokens_accepts_the_right_answer(capsys):
+    assert checks.delete_tokens(deleted_right)
+    assert "passes all 4 test cases" in capsys.readouterr().out
+
+
+def test_delete_tokens_passes_on_other_sizes_and_values(capsys):
+    from attention_to_bert.checks.grading import fresh_inputs
+
+    with fresh_inputs(777):
+        assert checks.delete_tokens(deleted_right)
+
+
+def test_delete_tokens_catches_padding_out_instead_of_deleting(capsys):
+    def blanked(word_ids, rows, columns, pad_id):
+        out = word_ids.clone()
+        out[torch.arange(len(rows)), rows, columns] = pad_id
+        return out
+
+    assert not checks.delete_tokens(blanked)
+    assert "replaced by padding, not deleted" in capsys.readouterr().out
+
+
+def test_delete_tokens_catches_deleting_in_every_sentence(capsys):
+    def every_sentence(word_ids, rows, columns, pad_id):
+        out = word_ids.clone()
+        for d, column in enumerate(columns.tolist()):
+            rest = torch.cat(
+                [word_ids[d, :, column + 1 :], torch.full_like(word_ids[d, :, :1], pad_id)], 1
+            )
+            out[d, :, column:] = rest
+        return out
+
+    assert not checks.delete_tokens(every_sentence)
+    assert "other sentences changed" in capsys.readouterr().out
+
+
+def test_delete_tokens_catches_a_roll_that_wraps_the_token_round(capsys):
+    def rolled(word_ids, rows, columns, pad_id):
+        out = word_ids.clone()
+        for d, (row, column) in enumerate(zip(rows.tolist(), columns.tolist(), strict=True)):
+            out[d, row, column:] = word_ids[d, row, column:].roll(-1)
+        return out
+
+    assert not checks.delete_tokens(rolled)
+    assert "ending in" in capsys.readouterr().out
+
+
+def test_delete_tokens_catches_a_hard_coded_padding_id(capsys):
+    def pad_zero(word_ids, rows, columns, pad_id):
+        return deleted_right(word_ids, rows, columns, 0)
+
+    assert not checks.delete_tokens(pad_zero)
+    assert "another padding id" in capsys.readouterr().out
+
+
+def test_delete_tokens_catches_changing_the_input(capsys):
+    def in_place(word_ids, rows, columns, pad_id):
+        word_ids[:] = deleted_right(word_ids, rows, columns, pad_id)
+        return word_ids
+
+    assert not checks.delete_tokens(in_place)
+    assert "modified in place" in capsys.readouterr().out
+
+
+# Exercise 2.4: supervision on the deciding sentence, ``deciding_sentence_loss(weights, deciding)``
+
+
+def loss_right(sentence_weights, deciding):
+    """An independent answer: a one-hot mask picks each deciding weight."""
+    one_hot = torch.nn.functional.one_hot(deciding, sentence_weights.shape[1]).bool()
+    picked = sentence_weights.masked_select(one_hot)
+    return -torch.log(torch.maximum(picked, torch.tensor(1e-8))).sum() / len(deciding)
+
+
+def test_deciding_loss_accepts_the_right_answer(capsys):
+    assert checks.deciding_sentence_loss(loss_right)
+    assert "passes all 3 test cases" in capsys.readouterr().out
+
+
+def test_deciding_loss_passes_on_other_sizes(capsys):
+    from attention_to_bert.checks.grading import fresh_inputs
+
+    with fresh_inputs(555):
+        assert checks.deciding_sentence_loss(loss_right)
+
+
+def test_deciding_loss_catches_a_sum(capsys):
+    def summed(sentence_weights, deciding):
+        return loss_right(sentence_weights, deciding) * len(deciding)
+
+    assert not checks.deciding_sentence_loss(summed)
+    assert "take the mean" in capsys.readouterr().out
+
+
+def test_deciding_loss_catches_the_sign(capsys):
+    def plus(sentence_weights, deciding):
+        return -loss_right(sentence_weights, deciding)
+
+    assert not checks.deciding_sentence_loss(plus)
+    assert "minus the log" in capsys.readouterr().out
+
+
+def test_deciding_loss_catches_the_largest_weight(capsys):
+    def largest(sentence_weights, deciding):
+        return -sentence_weights.max(-1).values.log().mean()
+
+    assert not checks.deciding_sentence_loss(largest)
+    assert "largest weight" in capsys.readouterr().out
+
+
+def test_deciding_loss_catches_a_missing_clamp(capsys):
+    def unclamped(sentence_weights, deciding):
+        picked = sentence_weights[torch.arange(len(deciding)), deciding]
+        return -picked.log().mean()
+
+    assert not checks.deciding_sentence_loss(unclamped)
+    assert "underflowed to 0" in capsys.readouterr().out
+
+
+def test_deciding_loss_catches_a_detached_loss(capsys):
+    def detached(sentence_weights, deciding):
+        return loss_right(sentence_weights.detach(), deciding)
+
+    assert not checks.deciding_sentence_loss(detached)
+    assert "detached" in capsys.readouterr().out

@@ -9,7 +9,11 @@ from attention_to_bert.checks.ch01 import (
     top_k_attention,
     train_attention,
 )
-from attention_to_bert.checks.ch02 import han_attention
+from attention_to_bert.checks.ch02 import (
+    deciding_sentence_loss,
+    delete_tokens,
+    han_attention,
+)
 from attention_to_bert.checks.ch03 import beam_search
 from attention_to_bert.checks.ch04 import (
     masked_self_attention,

@@ -73,3 +73,106 @@ def _gradient(checker: Checker, candidate: Callable[..., Any], arguments: tuple)
         if gradient is not None and gradient.isnan().any():
             checker.expect(False, f"{case}: the gradient of the {name} {EMPTY_ROW_NAN}")
             return
+
+
+def delete_tokens(candidate: Callable[..., Any]) -> bool:
+    """Check ``candidate(word_ids, rows, columns, pad_id) -> word_ids``: in each document ``d`` of a
+    ``(documents, sentences, words)`` grid, token ``columns[d]`` of sentence ``rows[d]`` is deleted;
+    the tokens after it move one place left and the sentence ends in one more ``pad_id``; every other
+    sentence is unchanged, and so is the input."""
+    checker = Checker("delete_tokens")
+    generator = torch.Generator().manual_seed(3)
+    cases = [  # (case, documents, sentences, words, pad_id): sizes grow in a hidden test
+        ("one document", *vary(1, 3, 6), 0),
+        ("several documents", *vary(4, 3, 7), 0),
+        ("a sentence that fills its row", *vary(3, 2, 5), 0),
+        ("another padding id", *vary(3, 3, 6), 9),
+    ]
+    for case, documents, sentences, words, pad_id in cases:
+        lengths = torch.randint(2, words + 1, (documents, sentences), generator=generator)
+        if case == "a sentence that fills its row":
+            lengths[:] = words
+        word_ids = torch.randint(10, 60, (documents, sentences, words), generator=generator)
+        word_ids = word_ids.masked_fill(torch.arange(words) >= lengths[..., None], pad_id)
+        rows = torch.randint(0, sentences, (documents,), generator=generator)
+        real = lengths[torch.arange(documents), rows]
+        columns = (torch.rand(documents, generator=generator) * real).long()
+        columns[0] = real[0] - 1  # the last real token of the first document
+        result = checker.call(candidate, word_ids.clone(), rows, columns, pad_id, case=case)
+        expected = word_ids.clone()
+        blanked = word_ids.clone()  # the usual mistake: the token padded out, not deleted
+        for d, (row, column) in enumerate(zip(rows.tolist(), columns.tolist(), strict=True)):
+            kept = torch.cat([word_ids[d, row, :column], word_ids[d, row, column + 1 :]])
+            expected[d, row] = torch.cat([kept, torch.tensor([pad_id])])
+            blanked[d, row, column] = pad_id
+        if not isinstance(result, torch.Tensor) or result.shape != expected.shape:
+            shape = tuple(result.shape) if isinstance(result, torch.Tensor) else type(result)
+            checker.expect(
+                result is None,
+                f"{case}: expected a tensor of shape {tuple(expected.shape)}, got {shape}",
+            )
+            continue
+        if torch.equal(result, blanked) and not torch.equal(blanked, expected):
+            checker.expect(
+                False,
+                f"{case}: the token was replaced by padding, not deleted: the tokens after it move "
+                "one place left and the padding goes at the end",
+            )
+            continue
+        others = torch.ones(documents, sentences, dtype=torch.bool)
+        others[torch.arange(documents), rows] = False
+        if not torch.equal(result[others], word_ids[others]):
+            checker.expect(
+                False, f"{case}: other sentences changed: delete in sentence rows[d] only"
+            )
+            continue
+        checker.expect(
+            torch.equal(result, expected),
+            f"{case}: the sentence rows[d] is not the sentence without its token columns[d], "
+            f"ending in {pad_id} (pad_id)",
+        )
+    return checker.report()
+
+
+def deciding_sentence_loss(candidate: Callable[..., Any]) -> bool:
+    """Check ``candidate(sentence_weights, deciding) -> loss``: the mean over documents of
+    ``-log(max(sentence_weights[d, deciding[d]], 1e-8))``, a scalar tensor through which gradients
+    flow back to the weights."""
+    checker = Checker("deciding_sentence_loss")
+    generator = torch.Generator().manual_seed(4)
+    cases = [  # (case, documents, sentences): sizes grow in a hidden test
+        ("several documents", *vary(5, 4)),
+        ("a document of two sentences", *vary(1, 2)),
+        ("a weight that underflowed to 0", *vary(3, 4)),
+    ]
+    for case, documents, sentences in cases:
+        lengths = torch.randint(1, sentences + 1, (documents,), generator=generator)
+        padding = torch.arange(sentences) >= lengths[:, None]
+        scores = 3 * torch.randn(documents, sentences, generator=generator)
+        weights = torch.softmax(scores.masked_fill(padding, float("-inf")), dim=-1)
+        deciding = (torch.rand(documents, generator=generator) * lengths).long()
+        if case == "a weight that underflowed to 0":
+            lengths[0] = max(sentences, 2)
+            weights[0] = torch.zeros(sentences)
+            weights[0, (deciding[0] + 1) % sentences] = 1.0  # all on another sentence
+        leaf = weights.clone().requires_grad_(True)
+        result = checker.call(candidate, leaf, deciding, case=case)
+        picked = weights.double()[torch.arange(documents), deciding]
+        expected = -picked.clamp_min(1e-8).log().mean()
+        mistakes = [
+            (-picked.clamp_min(1e-8).log().sum(), "summed over documents: take the mean"),
+            (picked.clamp_min(1e-8).log().mean(), "the sign: the loss is minus the log"),
+            (
+                -weights.double().max(-1).values.log().mean(),
+                "it uses the largest weight, not deciding",
+            ),
+        ]
+        if not checker.compare(result, expected, f"{case}: loss", mistakes, atol=1e-4):
+            continue
+        if not checker.expect(
+            result.requires_grad, f"{case}: the loss does not depend on the weights (detached?)"
+        ):
+            continue
+        (gradient,) = torch.autograd.grad(result, leaf)
+        checker.expect(bool(torch.isfinite(gradient).all()), f"{case}: the gradient is not finite")
+    return checker.report()

@@ -37,6 +37,8 @@ SOLVED_BY: dict[str, tuple[str, ...]] = {
     # lookup.SimilarityWeights is square (d_q = d_k); every case has d_q != d_k
     "train_attention": (),
     "han_attention": ("han.ContextAttention", "attention.attention"),
+    "delete_tokens": (),  # the package has no token deletion
+    "deciding_sentence_loss": (),  # the package has no such loss
     "beam_search": ("translator.beam_step",),  # its ranking step
     "self_attention": ("attention.attention", "multihead.MultiHeadAttention"),
     "masked_self_attention": ("attention.attention", "multihead.MultiHeadAttention"),
