@@ -447,6 +447,18 @@ def _importance_reference(attention: nn.Module, x: torch.Tensor, loss_fn: Callab
     return gradient.abs().float(), gradient.float(), ablation.float()
 
 
+class _DistanceLoss(nn.Module):
+    """The loss a checker hands over: the root mean square distance to a fixed target (not linear
+    in the gates, so the gradient at 1 and switching a head off differ)."""
+
+    def __init__(self, target: torch.Tensor) -> None:
+        super().__init__()
+        self.register_buffer("target", target)
+
+    def forward(self, output: torch.Tensor) -> torch.Tensor:
+        return ((output - self.target) ** 2).mean().sqrt()
+
+
 def head_importance(candidate: Callable[[nn.Module, torch.Tensor, Callable], torch.Tensor]) -> bool:
     """Check ``candidate(attention, x, loss_fn)``: the importance of each head of a
     ``MultiHeadAttention`` as Michel et al. (2019) define it, ``|dL/d xi_h|`` at ``xi = 1`` for a
@@ -462,11 +474,7 @@ def head_importance(candidate: Callable[[nn.Module, torch.Tensor, Callable], tor
         torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=generator)))
         attention = MultiHeadAttention(d_model, heads).eval()
         x = torch.randn(batch, n, d_model, generator=generator)
-        target = torch.randn(batch, n, d_model, generator=generator)
-
-        def loss_fn(output: torch.Tensor, target: torch.Tensor = target) -> torch.Tensor:
-            return ((output - target) ** 2).mean().sqrt()  # not linear in the gates
-
+        loss_fn = _DistanceLoss(torch.randn(batch, n, d_model, generator=generator))
         expected, signed, ablation = _importance_reference(attention, x, loss_fn)
         mistakes = [
             (signed, "the sign is kept: the importance is the absolute value |dL/d xi_h|"),
