@@ -133,6 +133,15 @@ def {f}(model, batch, mask_id, generator, probability, nsp):  # mask_id ignored:
         scores = scores.masked_fill(attn_mask, float("-inf"))
     weights = torch.softmax(scores, dim=-1)
     return (weights @ v).flatten(1, 2), weights.flatten(1, 2)""",
+    "head_importance": """def {f}(attention, x, loss_fn):  # the signed gradient, no abs
+    from attention_to_bert.multihead import merge_heads, split_heads
+
+    heads = attention.num_heads
+    q, k, v = (split_heads(p(x), heads) for p in (attention.q_proj, attention.k_proj, attention.v_proj))
+    weights = torch.softmax(q @ k.mT / attention.head_dim**0.5, dim=-1)
+    gates = torch.ones(heads, requires_grad=True)
+    output = attention.out_proj(merge_heads((weights @ v) * gates[:, None, None]))
+    return torch.autograd.grad(loss_fn(output), gates)[0]""",
     "cached_decoding": """def {f}(layers, x):  # no cache: one causal pass per layer
     h = x
     for layer in layers:

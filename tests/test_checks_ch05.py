@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from attention_to_bert import checks
+from attention_to_bert.checks.grading import fresh_inputs
 from attention_to_bert.masks import causal_mask as package_causal_mask
 from attention_to_bert.multihead import MultiHeadAttention
 from attention_to_bert.multihead import split_heads as package_split_heads
@@ -361,3 +362,72 @@ def test_cached_decoding_checker_accepts_a_cache_per_layer(capsys):
 def test_cached_decoding_checker_names_typical_mistakes(wrong, message, capsys):
     assert checks.cached_decoding(wrong) is False
     assert message in capsys.readouterr().out
+
+
+# --- head_importance (exercise 5.6) ---
+
+
+def _importance_by_hook(attention, x, loss_fn):
+    """An independent right answer: a gate on out_proj's input, one value per head's block of
+    columns, through the package's own forward."""
+    gates = torch.ones(attention.num_heads, requires_grad=True)
+
+    def gate(module, inputs):
+        return (inputs[0] * gates.repeat_interleave(attention.head_dim),)
+
+    handle = attention.out_proj.register_forward_pre_hook(gate)
+    try:
+        output, _ = attention(x, x, x)
+    finally:
+        handle.remove()
+    (gradient,) = torch.autograd.grad(loss_fn(output), gates)
+    return gradient.abs()
+
+
+def test_head_importance_accepts_a_right_answer_on_visible_and_hidden_cases(capsys):
+    assert checks.head_importance(_importance_by_hook) is True
+    with fresh_inputs(31337):
+        assert checks.head_importance(_importance_by_hook) is True
+    assert "✔ head_importance" in capsys.readouterr().out
+
+
+def test_head_importance_names_the_signed_gradient(capsys):
+    def signed(attention, x, loss_fn):
+        gates = torch.ones(attention.num_heads, requires_grad=True)
+        handle = attention.out_proj.register_forward_pre_hook(
+            lambda m, i: (i[0] * gates.repeat_interleave(attention.head_dim),)
+        )
+        output, _ = attention(x, x, x)
+        handle.remove()
+        return torch.autograd.grad(loss_fn(output), gates)[0]
+
+    assert checks.head_importance(signed) is False
+    assert "the sign is kept" in capsys.readouterr().out
+
+
+def test_head_importance_names_the_ablation(capsys):
+    def ablation(attention, x, loss_fn):
+        scores = []
+        with torch.no_grad():
+            full = loss_fn(attention(x, x, x)[0])
+            for h in range(attention.num_heads):
+                keep = torch.ones(attention.num_heads)
+                keep[h] = 0
+                handle = attention.out_proj.register_forward_pre_hook(
+                    lambda m, i, keep=keep: (i[0] * keep.repeat_interleave(attention.head_dim),)
+                )
+                scores.append((full - loss_fn(attention(x, x, x)[0])).abs())
+                handle.remove()
+        return torch.stack(scores)
+
+    assert checks.head_importance(ablation) is False
+    assert "switched off" in capsys.readouterr().out
+
+
+def test_head_importance_catches_a_per_example_score_and_a_stub(capsys):
+    def per_example(attention, x, loss_fn):
+        return _importance_by_hook(attention, x, loss_fn).expand(x.shape[0], -1)
+
+    assert checks.head_importance(per_example) is False
+    assert checks.head_importance(lambda attention, x, loss_fn: None) is False
+    assert "returned None" in capsys.readouterr().out

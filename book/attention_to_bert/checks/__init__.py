@@ -25,6 +25,7 @@ from attention_to_bert.checks.ch05 import (
     cached_decoding,
     causal_mask,
     grouped_query_attention,
+    head_importance,
     kv_cache_bytes,
     multi_head_attention,
     split_heads,

@@ -417,3 +417,75 @@ def cached_decoding(candidate: Callable[[list, torch.Tensor], torch.Tensor]) -> 
             "keys and values from each layer's cache, not one causal pass over the whole input",
         )
     return checker.report()
+
+
+def _importance_reference(attention: nn.Module, x: torch.Tensor, loss_fn: Callable) -> tuple:
+    """In float64: |dL/d gate| of each head (the answer), the signed gradient, and the change of
+    the loss when each head is switched off (two typical mistakes)."""
+    import copy
+
+    from attention_to_bert.multihead import merge_heads, split_heads
+
+    layer = copy.deepcopy(attention).double()
+    x = x.double()
+    heads = layer.num_heads
+
+    def loss(gates: torch.Tensor) -> torch.Tensor:
+        q = split_heads(layer.q_proj(x), heads)
+        k = split_heads(layer.k_proj(x), heads)
+        v = split_heads(layer.v_proj(x), heads)
+        weights = torch.softmax(q @ k.transpose(-2, -1) / layer.head_dim**0.5, dim=-1)
+        per_head = (weights @ v) * gates[:, None, None]  # (batch, heads, n, head_dim)
+        return loss_fn(layer.out_proj(merge_heads(per_head)))
+
+    gates = torch.ones(heads, dtype=torch.float64, requires_grad=True)
+    (gradient,) = torch.autograd.grad(loss(gates), gates)
+    with torch.no_grad():
+        full = loss(torch.ones(heads, dtype=torch.float64))
+        off = torch.eye(heads, dtype=torch.float64)
+        ablation = torch.stack([(full - loss(1 - off[h])).abs() for h in range(heads)])
+    return gradient.abs().float(), gradient.float(), ablation.float()
+
+
+class _DistanceLoss(nn.Module):
+    """The loss a checker hands over: the root mean square distance to a fixed target (not linear
+    in the gates, so the gradient at 1 and switching a head off differ)."""
+
+    def __init__(self, target: torch.Tensor) -> None:
+        super().__init__()
+        self.register_buffer("target", target)
+
+    def forward(self, output: torch.Tensor) -> torch.Tensor:
+        return ((output - self.target) ** 2).mean().sqrt()
+
+
+def head_importance(candidate: Callable[[nn.Module, torch.Tensor, Callable], torch.Tensor]) -> bool:
+    """Check ``candidate(attention, x, loss_fn)``: the importance of each head of a
+    ``MultiHeadAttention`` as Michel et al. (2019) define it, ``|dL/d xi_h|`` at ``xi = 1`` for a
+    gate ``xi_h`` on head h's output before the output projection; shape ``(heads,)``."""
+    from attention_to_bert.multihead import MultiHeadAttention
+
+    checker = Checker("head_importance")
+    generator = torch.Generator().manual_seed(55)
+    for batch, n, head_dim, heads in [(2, 5, 4, 4), (1, 3, 8, 2), (3, 6, 2, 8), (2, 4, 8, 1)]:
+        batch, n, head_dim = vary(batch, n, head_dim)
+        d_model = head_dim * heads
+        case = f"x of shape {(batch, n, d_model)}, {heads} heads"
+        torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=generator)))
+        attention = MultiHeadAttention(d_model, heads).eval()
+        x = torch.randn(batch, n, d_model, generator=generator)
+        loss_fn = _DistanceLoss(torch.randn(batch, n, d_model, generator=generator))
+        expected, signed, ablation = _importance_reference(attention, x, loss_fn)
+        mistakes = [
+            (signed, "the sign is kept: the importance is the absolute value |dL/d xi_h|"),
+            (
+                ablation,
+                "that is the change of the loss when each head is switched off; the score is "
+                "the gradient at xi = 1 (one backward pass, not one forward pass per head)",
+            ),
+        ]
+        actual = checker.call(candidate, attention, x, loss_fn, case=case)
+        if isinstance(actual, torch.Tensor):
+            actual = actual.detach()
+        checker.compare(actual, expected, case, mistakes, atol=1e-4)
+    return checker.report()
