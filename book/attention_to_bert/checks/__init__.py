@@ -10,7 +10,7 @@ from attention_to_bert.checks.ch01 import (
     top_k_attention,
 )
 from attention_to_bert.checks.ch02 import han_attention
-from attention_to_bert.checks.ch03 import beam_search
+from attention_to_bert.checks.ch03 import beam_search, luong_step, reverse_source
 from attention_to_bert.checks.ch04 import (
     masked_self_attention,
     positional_encoding,

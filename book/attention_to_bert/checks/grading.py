@@ -37,6 +37,8 @@ SOLVED_BY: dict[str, tuple[str, ...]] = {
     "query_gradient": (),  # autograd would solve it; the checker compares with autograd itself
     "han_attention": ("han.ContextAttention", "attention.attention"),
     "beam_search": ("translator.beam_step",),  # its ranking step
+    "luong_step": ("attention.attention", "attention.GeneralScore"),  # its attention part
+    "reverse_source": (),  # the package never reverses a source
     "self_attention": ("attention.attention", "multihead.MultiHeadAttention"),
     "masked_self_attention": ("attention.attention", "multihead.MultiHeadAttention"),
     "rope": (),  # the package has no rotary encoding
