@@ -436,7 +436,9 @@ def reverse_source(candidate: Callable[..., Any]) -> bool:
         if result is None:
             continue
         if isinstance(result, torch.Tensor) and result.dtype != source.dtype:
-            checker.expect(False, f"{case}: expected ids of dtype {source.dtype}, got {result.dtype}")
+            checker.expect(
+                False, f"{case}: expected ids of dtype {source.dtype}, got {result.dtype}"
+            )
             continue
         mistakes = [
             (source.flip(1), "the padding moved to the left: reverse only the real ids of a row"),
