@@ -13,7 +13,7 @@ fixed data or the model's size is what holds it back:
   the chapter's): 144 steps at each of the rates 0.003, 0.01 and 0.03, then 2880 steps at the rate
   with the best validation exact match (rows at 144, 432, 1440 and 2880).
 - ``dates_steps``: the chapter's attention model on the dates (seed by seed, rate 0.01), with a row
-  every 24 steps up to 96: how many steps it needs to reach 0.99 (exercise 3.3).
+  every 24 steps up to 96: how many steps it needs to reach 0.99 (the lab, Lab 3.5).
 
 Every row holds exact match on 1000 training strings (for ``fresh``: 1000 strings of its last epoch,
 which it had just trained on), on the validation strings, on the held-out strings, and on the held-out

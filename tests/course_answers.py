@@ -56,6 +56,15 @@ WRONG = {
     finished = [beam for beam in beams if beam[1][-1] == eos_id]
     score, tokens = max(finished or beams, key=lambda beam: beam[0])
     return tokens, score""",
+    "luong_step": """def {f}(embedded, feed, state, encoder_outputs, mask, cell, w_score, w_c):
+    scores = torch.einsum("bd,de,bje->bj", state, w_score, encoder_outputs)  # the old state
+    weights = torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1)
+    context = (weights[:, :, None] * encoder_outputs).sum(dim=1)
+    new_state = cell(torch.cat([embedded, feed], dim=-1), state)
+    attentional = torch.tanh(torch.cat([context, new_state], dim=-1) @ w_c.T)
+    return attentional, new_state, weights""",
+    "reverse_source": """def {f}(source, lengths):  # the padding moves to the left
+    return source.flip(1)""",
     "self_attention": """def {f}(x, w_q, w_k, w_v):  # not scaled
     weights = torch.softmax((x @ w_q) @ (x @ w_k).mT, dim=-1)
     return weights @ (x @ w_v), weights""",
@@ -256,6 +265,17 @@ def {f}(a, memory, memory_key_padding_mask, w_q, w_k, w_v):
 
 def {f}(scores, log_probs, beam_size):
     return book_beam_step(scores, log_probs, beam_size)""",
+    "luong_step": """from attention_to_bert.attention import attention as book_attention
+
+
+def {f}(embedded, feed, state, encoder_outputs, mask, cell, w_score, w_c):
+    new_state = cell(torch.cat([embedded, feed], dim=-1), state)
+    context, weights = book_attention(
+        new_state[:, None], encoder_outputs @ w_score.T, encoder_outputs, mask[:, None],
+        score=lambda q, k: q @ k.mT,
+    )
+    joined = torch.cat([context[:, 0], new_state], dim=-1)
+    return torch.tanh(joined @ w_c.T), new_state, weights[:, 0]""",
     "beam_search": """from attention_to_bert.translator import beam_step
 
 

@@ -100,3 +100,138 @@ def test_beam_search_reports_stubs(capsys):
 
     assert not checks.beam_search(stub)
     assert "returned None" in capsys.readouterr().out
+
+
+# Exercise 3.1: Luong's step with input feeding. An independent right answer (torch's own
+# modules, float32) and typical wrong ones.
+
+
+def luong(embedded, feed, state, outputs, mask, cell, w_score, w_c, *, variant=""):
+    given = torch.zeros_like(feed) if variant == "no feed" else feed
+    new_state = cell(torch.cat([embedded, given], dim=-1), state)
+    query = state if variant == "old state" else new_state
+    scores = torch.bmm(outputs @ w_score.T, query[:, :, None]).squeeze(-1)
+    if variant != "no mask":
+        scores = scores.masked_fill(mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    context = torch.bmm(weights[:, None, :], outputs).squeeze(1)
+    joined = [new_state, context] if variant == "order" else [context, new_state]
+    attentional = torch.nn.functional.linear(torch.cat(joined, dim=-1), w_c)
+    if variant != "no tanh":
+        attentional = attentional.tanh()
+    return attentional, new_state, weights
+
+
+def luong_with(variant):
+    return lambda *args: luong(*args, variant=variant)
+
+
+def test_luong_step_accepts_a_right_answer(capsys):
+    assert checks.luong_step(luong)
+    assert "passes all 3 test cases" in capsys.readouterr().out
+
+
+def test_luong_step_accepts_the_package_general_score():
+    from attention_to_bert.attention import attention
+
+    def with_package(embedded, feed, state, outputs, mask, cell, w_score, w_c):
+        new_state = cell(torch.cat([embedded, feed], dim=-1), state)
+        context, weights = attention(
+            new_state[:, None, :],
+            outputs @ w_score.T,
+            outputs,
+            mask[:, None, :],
+            score=lambda q, k: q @ k.mT,
+        )
+        joined = torch.cat([context[:, 0], new_state], dim=-1)
+        return torch.tanh(joined @ w_c.T), new_state, weights[:, 0]
+
+    assert checks.luong_step(with_package)
+
+
+def test_luong_step_names_the_typical_mistakes(capsys):
+    for variant, message in [
+        ("no feed", "was not fed in"),
+        ("old state", "Bahdanau's order"),
+        ("order", "the context first"),
+        ("no tanh", "the tanh is missing"),
+        ("no mask", "must get exactly 0"),
+    ]:
+        assert not checks.luong_step(luong_with(variant)), variant
+        assert message in capsys.readouterr().out, variant
+
+
+def test_luong_step_changes_sizes_in_a_hidden_test(capsys):
+    from attention_to_bert.checks.checker import set_hidden_seed
+
+    def fixed_sizes(embedded, feed, state, outputs, mask, cell, w_score, w_c):
+        assert outputs.shape[-1] in (6, 8, 4), "fitted to the visible sizes"
+        return luong(embedded, feed, state, outputs, mask, cell, w_score, w_c)
+
+    assert checks.luong_step(fixed_sizes)
+    previous = set_hidden_seed(5)
+    try:
+        assert checks.luong_step(luong)
+        assert not checks.luong_step(fixed_sizes)
+    finally:
+        set_hidden_seed(previous)
+
+
+def test_luong_step_reports_stubs(capsys):
+    assert not checks.luong_step(lambda *args: None)
+    assert "returned None" in capsys.readouterr().out
+
+
+# Exercise 3.3: reversing the real ids of a padded batch.
+
+
+def reverse(source, lengths):
+    rows = []
+    for row, length in zip(source, lengths.tolist(), strict=True):
+        rows.append(torch.cat([row[:length].flip(0), row[length:]]))
+    return torch.stack(rows)
+
+
+def test_reverse_source_accepts_a_right_answer(capsys):
+    assert checks.reverse_source(reverse)
+    assert "passes all 3 test cases" in capsys.readouterr().out
+
+
+def test_reverse_source_accepts_a_vectorised_answer():
+    def gather(source, lengths):
+        positions = torch.arange(source.shape[1])
+        flipped = lengths[:, None] - 1 - positions
+        index = torch.where(flipped >= 0, flipped, positions)
+        return source.gather(1, index)
+
+    assert checks.reverse_source(gather)
+
+
+def test_reverse_source_names_the_typical_mistakes(capsys):
+    assert not checks.reverse_source(lambda source, lengths: source.flip(1))
+    assert "padding moved to the left" in capsys.readouterr().out
+    assert not checks.reverse_source(lambda source, lengths: source.clone())
+    assert "nothing was reversed" in capsys.readouterr().out
+
+    def in_place(source, lengths):
+        for row, length in enumerate(lengths.tolist()):
+            source[row, :length] = source[row, :length].flip(0).clone()
+        return source
+
+    assert not checks.reverse_source(in_place)
+    assert "in place" in capsys.readouterr().out
+
+
+def test_reverse_source_changes_sizes_in_a_hidden_test():
+    from attention_to_bert.checks.checker import set_hidden_seed
+
+    def fixed_width(source, lengths):
+        assert source.shape[1] == 7, "fitted to the visible width"
+        return reverse(source, lengths)
+
+    assert checks.reverse_source(fixed_width)
+    previous = set_hidden_seed(3)
+    try:
+        assert not checks.reverse_source(fixed_width)
+    finally:
+        set_hidden_seed(previous)

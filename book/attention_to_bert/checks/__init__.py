@@ -14,7 +14,7 @@ from attention_to_bert.checks.ch02 import (
     delete_tokens,
     han_attention,
 )
-from attention_to_bert.checks.ch03 import beam_search
+from attention_to_bert.checks.ch03 import beam_search, luong_step, reverse_source
 from attention_to_bert.checks.ch04 import (
     masked_self_attention,
     positional_encoding,

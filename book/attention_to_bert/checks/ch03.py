@@ -1,7 +1,9 @@
-"""The checkers of chapter 3: beam search (exercise 3.2)."""
+"""The checkers of chapter 3: Luong's step with input feeding (exercise 3.1), beam search (exercise
+3.2), reversing the sources of a padded batch (exercise 3.3)."""
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable
 from typing import Any
@@ -301,3 +303,146 @@ def _name_beam_mistake(
             "total log-probability of the prefix; return the best finished output"
         )
     return f"{got}: {want}"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Exercise 3.1: Luong's decoding step, with input feeding
+
+
+def _luong_reference(
+    embedded: torch.Tensor,
+    feed: torch.Tensor,
+    state: torch.Tensor,
+    outputs: torch.Tensor,
+    mask: torch.Tensor,
+    cell: torch.nn.GRUCell,
+    w_score: torch.Tensor,
+    w_c: torch.Tensor,
+    *,
+    mistake: str = "",
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Luong et al.'s step (general score, input feeding) in float64; ``mistake`` makes a typical
+    wrong one: ``"old state"`` (attend with s_{t-1}, Bahdanau's order), ``"no tanh"``,
+    ``"order"`` ([s_t; c_t] instead of [c_t; s_t]), ``"no feed"`` (the previous attentional state
+    replaced by zeros)."""
+    double = copy.deepcopy(cell).double()  # the student's cell stays float32
+    given = torch.zeros_like(feed) if mistake == "no feed" else feed
+    new_state = double(torch.cat([embedded, given], dim=-1).double(), state.double())
+    query = state.double() if mistake == "old state" else new_state
+    scores = torch.einsum("bd,de,bje->bj", query, w_score.double(), outputs.double())
+    weights = torch.nan_to_num(torch.softmax(scores.masked_fill(mask, float("-inf")), -1), nan=0.0)
+    context = (weights[:, :, None] * outputs.double()).sum(dim=1)
+    joined = [new_state, context] if mistake == "order" else [context, new_state]
+    attentional = torch.cat(joined, dim=-1) @ w_c.double().T
+    if mistake != "no tanh":
+        attentional = torch.tanh(attentional)
+    return attentional, new_state, weights
+
+
+def luong_step(candidate: Callable[..., Any]) -> bool:
+    """Check ``candidate(embedded, feed, state, encoder_outputs, mask, cell, w_score, w_c) ->
+    (attentional, state, weights)``: Luong et al.'s step with the general score and input feeding,
+
+    s_t = cell([E'y_{t-1}; s~_{t-1}], s_{t-1}),  a_tj = softmax_j(s_t^T W h_j) (0 where masked),
+    c_t = sum_j a_tj h_j,  s~_t = tanh(W_c [c_t; s_t]).
+
+    Float32 inputs, as a model's; compared in float64 within 1e-5."""
+    checker = Checker("luong_step")
+    generator = torch.Generator().manual_seed(31)
+    cases = [  # (case, lengths, embedding size, state size): sizes grow in a hidden test
+        ("no padding", [*vary(5)] * 3, *vary(4, 6)),
+        ("sources of different lengths", [*vary(6), 4, 1], *vary(3, 8)),
+        ("one sentence", [*vary(7)], *vary(5, 4)),
+    ]
+    for case, lengths, embedding_size, size in cases:
+        batch, source_len = len(lengths), max(lengths)
+        mask = torch.arange(source_len) >= torch.tensor(lengths)[:, None]
+        with torch.random.fork_rng():
+            torch.manual_seed(int(torch.randint(0, 2**31, (), generator=generator)))
+            cell = torch.nn.GRUCell(embedding_size + size, size)
+        outputs = torch.randn(batch, source_len, size, generator=generator)
+        outputs = outputs.masked_fill(mask[:, :, None], 0.0)
+        embedded = torch.randn(batch, embedding_size, generator=generator)
+        feed = torch.tanh(torch.randn(batch, size, generator=generator))
+        state = torch.tanh(torch.randn(batch, size, generator=generator))
+        w_score = torch.randn(size, size, generator=generator) / size**0.5
+        w_c = torch.randn(size, 2 * size, generator=generator) / size**0.5
+        arguments = (embedded, feed, state, outputs, mask, cell, w_score, w_c)
+        result = checker.call(candidate, *arguments, case=case)
+        if result is None:
+            continue
+        if not isinstance(result, tuple | list) or len(result) != 3:
+            checker.expect(False, f"{case}: return three tensors (attentional, state, weights)")
+            continue
+        expected = _luong_reference(*arguments)
+        wrong = {m: _luong_reference(*arguments, mistake=m) for m in MISTAKES}
+        if not checker.compare(
+            result[1],
+            expected[1],
+            f"{case}: state",
+            [(wrong["no feed"][1], MISTAKES["no feed"])],
+        ):
+            continue
+        if not checker.compare(
+            result[2],
+            expected[2],
+            f"{case}: weights",
+            [(wrong["old state"][2], MISTAKES["old state"])],
+            masked=mask,
+        ):
+            continue
+        checker.compare(
+            result[0],
+            expected[0],
+            f"{case}: attentional",
+            [(wrong[m][0], MISTAKES[m]) for m in ("order", "no tanh")],
+        )
+    return checker.report()
+
+
+MISTAKES = {
+    "no feed": "the previous attentional state s~_{t-1} was not fed in: the cell reads "
+    "[E'y_{t-1}; s~_{t-1}] (input feeding)",
+    "old state": "these are the weights of the previous state s_{t-1} (Bahdanau's order): Luong "
+    "et al. update the state first, then attend with the new s_t",
+    "order": "W_c multiplies [s_t; c_t]; Luong et al. join [c_t; s_t], the context first",
+    "no tanh": "the tanh is missing: s~_t = tanh(W_c [c_t; s_t])",
+}
+
+
+# ---------------------------------------------------------------------------------------------------
+# Exercise 3.3: reversing the sources of a padded batch
+
+
+def reverse_source(candidate: Callable[..., Any]) -> bool:
+    """Check ``candidate(source, lengths) -> reversed``: each row's first ``lengths[i]`` ids in
+    reverse order, the padding (id 0) left where it was, on the right; ``source`` unchanged."""
+    checker = Checker("reverse_source")
+    generator = torch.Generator().manual_seed(33)
+    (longest,) = vary(7)
+    cases = [  # (case, lengths)
+        ("every row as long", [longest] * 3),
+        ("rows of different lengths", [longest, 3, 1, longest - 2]),
+        ("an empty row", [2, 0, longest]),
+    ]
+    for case, lengths in cases:
+        lengths_t = torch.tensor(lengths)
+        padded = torch.arange(max(lengths)) >= lengths_t[:, None]
+        source = torch.randint(3, 20, padded.shape, generator=generator).masked_fill(padded, 0)
+        expected = source.clone()
+        for row, length in enumerate(lengths):
+            expected[row, :length] = source[row, :length].flip(0)
+        result = checker.call(candidate, source, lengths_t, case=case)
+        if result is None:
+            continue
+        if isinstance(result, torch.Tensor) and result.dtype != source.dtype:
+            checker.expect(
+                False, f"{case}: expected ids of dtype {source.dtype}, got {result.dtype}"
+            )
+            continue
+        mistakes = [
+            (source.flip(1), "the padding moved to the left: reverse only the real ids of a row"),
+            (source, "nothing was reversed"),
+        ]
+        checker.compare(result, expected, case, mistakes, atol=0.0)
+    return checker.report()

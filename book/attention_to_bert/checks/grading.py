@@ -40,6 +40,8 @@ SOLVED_BY: dict[str, tuple[str, ...]] = {
     "delete_tokens": (),  # the package has no token deletion
     "deciding_sentence_loss": (),  # the package has no such loss
     "beam_search": ("translator.beam_step",),  # its ranking step
+    "luong_step": ("attention.attention", "attention.GeneralScore"),  # its attention part
+    "reverse_source": (),  # the package never reverses a source
     "self_attention": ("attention.attention", "multihead.MultiHeadAttention"),
     "masked_self_attention": ("attention.attention", "multihead.MultiHeadAttention"),
     "rope_half": (),  # nor LLaMA's half-split form
