@@ -111,26 +111,39 @@ class BertSelfAttention(nn.Module):
     def forward(
         self, hidden: torch.Tensor, mask: torch.Tensor | None, need_weights: bool
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """``mask`` is True where a key may not be attended to (padding), ``(batch, 1, 1, seq)``."""
-        heads = self.num_attention_heads
-        query, key, value = (
-            split_heads(layer(hidden), heads) for layer in (self.query, self.key, self.value)
+        # hidden: (batch, seq, hidden); mask: (batch, 1, 1, seq), True = pad
+        query, key, value = (  # each (batch, heads, seq, d_head)
+            split_heads(layer(hidden), self.num_attention_heads)
+            for layer in (self.query, self.key, self.value)
         )
-        if self.use_sdpa and not need_weights:  # fused kernel: same result, the weights not stored
-            # a sequence with no token to attend to attends to all (no NaN), then gets zeros;
-            # padded keys and values are zeroed, so that not even a NaN there reaches the output
-            allowed = None if mask is None else ~mask | attends_to_nothing(mask)
-            if mask is not None:
-                key, value = (x.masked_fill(mask.transpose(-1, -2), 0.0) for x in (key, value))
-            p = self.dropout.p if self.training else 0.0
-            context = F.scaled_dot_product_attention(
-                query, key, value, attn_mask=allowed, dropout_p=p
-            )
-            if mask is not None:
-                context = context.masked_fill(attends_to_nothing(mask), 0.0)
+        # speed option: PyTorch's fused kernel, same result, no weights kept
+        if self.use_sdpa and not need_weights:
+            context = _fused_attention(query, key, value, mask, self.dropout)
             return merge_heads(context), None
-        weights = masked_softmax(query @ key.transpose(-1, -2) / math.sqrt(query.shape[-1]), mask)
-        return merge_heads(weighted_sum(self.dropout(weights), value, mask)), weights
+        scores = query @ key.transpose(-1, -2) / math.sqrt(query.shape[-1])
+        weights = masked_softmax(scores, mask)  # (b, h, seq, seq)
+        context = weighted_sum(self.dropout(weights), value, mask)
+        return merge_heads(context), weights  # (batch, seq, hidden)
+
+
+def _fused_attention(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    mask: torch.Tensor | None,
+    dropout: nn.Dropout,
+) -> torch.Tensor:
+    """``BertSelfAttention``'s result through PyTorch's fused kernel, which stores no weights (the
+    ``"sdpa"`` option): a sequence with no token to attend to gets zeros, as in the eager path, and
+    padded keys and values are zeroed, so that not even a NaN there reaches the output."""
+    allowed = None if mask is None else ~mask | attends_to_nothing(mask)
+    if mask is not None:
+        key, value = (x.masked_fill(mask.transpose(-1, -2), 0.0) for x in (key, value))
+    p = dropout.p if dropout.training else 0.0
+    context = F.scaled_dot_product_attention(query, key, value, attn_mask=allowed, dropout_p=p)
+    if mask is not None:
+        context = context.masked_fill(attends_to_nothing(mask), 0.0)
+    return context
 
 
 class BertOutput(nn.Module):
@@ -166,9 +179,11 @@ class BertLayer(nn.Module):
         self.output = BertOutput(config, config.intermediate_size)
 
     def forward(self, hidden, mask, need_weights):
+        # hidden: (batch, seq, hidden) in, (batch, seq, hidden) out
         context, weights = self.attention.self(hidden, mask, need_weights)
-        attended = self.attention.output(context, hidden)
-        return self.output(self.intermediate(attended), attended), weights
+        attended = self.attention.output(context, hidden)  # LN(x + attn)
+        widened = self.intermediate(attended)  # (batch, seq, intermediate)
+        return self.output(widened, attended), weights  # LN(x + FFN)
 
 
 class BertModel(nn.Module):
@@ -201,31 +216,41 @@ class BertModel(nn.Module):
         """A ``BertModelOutput`` (unpacks as ``(hidden, attentions)``); ``token_type_ids`` (0: sentence
         A, 1: B) default to zeros; ``attention_mask`` is Hugging Face's, 1 = real token, 0 = padding.
         ``output_attentions=False`` returns no weights, which lets ``"sdpa"`` use the fused kernel."""
-        check_token_ids("input_ids", input_ids, self.config.vocab_size)
-        check_device("input_ids", input_ids, self)
-        if input_ids.shape[1] == 0:
-            raise ValueError("input_ids must hold a token or more a row: got none")
-        if input_ids.shape[1] > self.config.max_position_embeddings:
-            raise ValueError(
-                f"sequence of length {input_ids.shape[1]} is longer than "
-                "max_position_embeddings "
-                f"({self.config.max_position_embeddings})"
-            )
+        _check_inputs(self, input_ids, token_type_ids)  # errors name the input
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)
-        check_token_ids("token_type_ids", token_type_ids, self.config.type_vocab_size)
-        check_tensor("token_type_ids", token_type_ids, shape=input_ids.shape, axes="(batch, seq)")
-        # (batch, 1, 1, keys), True at padding: broadcast over the heads and the queries
-        mask = None
+        mask = None  # or (batch, 1, 1, seq), True at padding
         if attention_mask is not None:
-            mask = from_attention_mask(attention_mask, input_ids)[:, None, None, :]
-        hidden = self.embeddings(input_ids, token_type_ids)
+            padding = from_attention_mask(attention_mask, input_ids)
+            mask = padding[:, None, None, :]  # the same for each head, query
+        hidden = self.embeddings(input_ids, token_type_ids)  # (b, seq, hidden)
         attentions = []
         for layer in self.encoder.layer:
             hidden, weights = layer(hidden, mask, output_attentions)
             if output_attentions:
                 attentions.append(weights)
         return BertModelOutput(hidden, attentions, self.pooler(hidden[:, 0]))
+
+
+def _check_inputs(
+    model: BertModel, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None
+) -> None:
+    """``BertModel.forward``'s argument checks: a ``TypeError`` or ``ValueError`` that names the
+    argument, what was expected and what came."""
+    check_token_ids("input_ids", input_ids, model.config.vocab_size)
+    check_device("input_ids", input_ids, model)
+    if input_ids.shape[1] == 0:
+        raise ValueError("input_ids must hold a token or more a row: got none")
+    if input_ids.shape[1] > model.config.max_position_embeddings:
+        raise ValueError(
+            f"sequence of length {input_ids.shape[1]} is longer than "
+            "max_position_embeddings "
+            f"({model.config.max_position_embeddings})"
+        )
+    if token_type_ids is None:
+        return
+    check_token_ids("token_type_ids", token_type_ids, model.config.type_vocab_size)
+    check_tensor("token_type_ids", token_type_ids, shape=input_ids.shape, axes="(batch, seq)")
 
 
 def init_weights(module: nn.Module, std: float = 0.02) -> None:
