@@ -855,8 +855,8 @@ def ch4_positional_curves() -> Canvas:
     c.text(
         c.width / 2,
         top + 0.25,
-        r"$PE_{(pos,\,2i)} = \sin(\omega_i\, pos)$,  $PE_{(pos,\,2i+1)} = \cos(\omega_i\, pos)$,  "
-        r"$\omega_i = 1/10000^{2i/d_{\mathrm{model}}}$,  $d_{\mathrm{model}} = 64$",
+        r"$PE_{(pos,\,2\ell)} = \sin(\omega_\ell\, pos)$,  $PE_{(pos,\,2\ell+1)} = \cos(\omega_\ell\, pos)$,  "
+        r"$\omega_\ell = 1/10000^{2\ell/d_{\mathrm{model}}}$,  $d_{\mathrm{model}} = 64$",
         size=FONT,
     )
     return c
