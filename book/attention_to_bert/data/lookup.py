@@ -166,8 +166,8 @@ def fit(
     every: int = 10,
 ) -> dict[str, list[float] | float]:
     """Full-batch Adam at ``lr`` on the negative log of the wanted label's share of the output;
-    returns the test accuracy every ``every`` steps (``curve``), the final training ``loss``,
-    ``train_accuracy`` and ``test_accuracy``."""
+    returns the test accuracy every ``every`` steps (``curve``), the training accuracy at the same
+    steps (``train_curve``), the final training ``loss``, ``train_accuracy`` and ``test_accuracy``."""
     check_instance("model", model, nn.Module)
     check_number("lr", lr, positive=True)
     check_int("steps", steps)
@@ -175,6 +175,7 @@ def fit(
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     query, keys, values, targets = train
     curve = [accuracy(model, test)]
+    train_curve = [accuracy(model, train)]
     for step in range(1, steps + 1):
         output, _ = model(query, keys, values)
         loss = F.nll_loss(output.clamp_min(1e-6).log(), targets)
@@ -184,8 +185,10 @@ def fit(
         optimizer.step()
         if step % every == 0:
             curve.append(accuracy(model, test))
+            train_curve.append(accuracy(model, train))
     return {
         "curve": curve,
+        "train_curve": train_curve,
         "loss": loss.item(),
         "train_accuracy": accuracy(model, train),
         "test_accuracy": accuracy(model, test),
