@@ -1,4 +1,4 @@
-"""Chapter 5's depth-matched baseline: two layers of one head against one layer of four heads.
+"""Chapter 5's deeper baseline: two layers of one head against one layer of four heads.
 
 The lesson's rival to four heads is one head of the same width in one layer. A reader may object that
 one head could do the four relations in two steps, if it had two layers. This script trains that

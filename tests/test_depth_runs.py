@@ -1,4 +1,4 @@
-"""experiments/ch05_depth_runs.py writes chapter 5's depth-matched baseline (two layers of one head,
+"""experiments/ch05_depth_runs.py writes chapter 5's deeper baseline (two layers of one head,
 Lab 5.8): its first run, recomputed with the chapter's own code, equals the shipped file's first row,
 and the file holds the runs it plans."""
 
