@@ -50,6 +50,7 @@ SOLVED_BY: dict[str, tuple[str, ...]] = {
     "cached_decoding": (),  # the checker hands over the layers; the cache is the exercise
     "cross_attention": ("attention.attention", "multihead.MultiHeadAttention"),
     "beam_step": ("translator.beam_step",),
+    "pre_ln_encoder_layer": (),  # the package's layers are post-LN only
     "mlm_mask": ("pretraining.mask_tokens",),
     "pretraining_loss": ("pretraining.pretraining_losses",),  # BERT's recipe (15%, NSP)
     "task_heads": (),  # the package has no task heads: chapter 7's Exercise 7.5 writes them
