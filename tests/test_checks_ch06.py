@@ -319,7 +319,7 @@ def test_pre_ln_wrong_answers_are_named(capsys):
         (OneNorm, "each sub-layer has its own LayerNorm"),
         (ExtraFinalNorm, "a LayerNorm after the last addition too"),
         (Stub, "returned None"),
-        (lambda d_model, heads, d_ff: torch.nn.Linear(d_model, d_ff), "could not build"),
+        (lambda d_model, heads, d_ff: torch.nn.Linear(d_model, d_ff), "could not give candidate"),
     ]
     for wrong, message in cases:
         assert checks.pre_ln_encoder_layer(wrong) is False

@@ -285,14 +285,18 @@ def pre_ln_encoder_layer(candidate: Callable[..., Any]) -> bool:
             lengths = tuple(min(n, length) for n in lengths)
             padded = torch.arange(length)[None, :] >= torch.tensor(lengths)[:, None]
             mask = padded[:, None, None, :]  # True = may not attend, over (batch, heads, n, n)
+        built = checker.call(candidate, d_model, heads, d_ff, case=f"{case}, building the layer")
+        if built is None:
+            continue
+        checker.cases -= 1  # building and running the layer make one test case
         try:
-            layer = copy_torch_weights(candidate(d_model, heads, d_ff), twin).eval()
+            layer = copy_torch_weights(built, twin).eval()
         except Exception as error:  # the student's class: report, don't crash
             checker.expect(
                 False,
-                f"{case}: could not build candidate({d_model}, {heads}, {d_ff}) and give it the "
-                f"weights of nn.TransformerEncoderLayer (keep EncoderLayer's submodules: subclass "
-                f"it and write forward only): {type(error).__name__}: {error}",
+                f"{case}: could not give candidate({d_model}, {heads}, {d_ff}) the weights of "
+                "nn.TransformerEncoderLayer (keep EncoderLayer's submodules: subclass it and "
+                f"write forward only): {type(error).__name__}: {error}",
             )
             continue
         reference = copy_torch_weights(EncoderLayer(d_model, heads, d_ff), twin).eval()
