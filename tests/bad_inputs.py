@@ -232,8 +232,7 @@ bad("Transformer(num_encoder_layers=-1)", "num_encoder_layers")(
     lambda: T.Transformer(8, 2, num_encoder_layers=-1)
 )
 bad("Transformer(d_ff=0)", "d_ff")(lambda: T.Transformer(8, 2, 1, 1, d_ff=0))
-bad("EncoderLayer(d_ff=0)", "d_ff")(lambda: T.EncoderLayer(8, 2, 0))
-bad("EncoderLayer(layer_norm_eps=-1)", "layer_norm_eps")(lambda: T.EncoderLayer(8, 2, 16, 0.0, -1))
+bad("Transformer(layer_norm_eps=-1)", "layer_norm_eps")(lambda: T.Transformer(8, 2, 1, 1, 16, 0.0, -1))
 bad("EncoderLayer(dropout=2)", "dropout")(lambda: T.EncoderLayer(8, 2, 16, 2.0))
 bad("DecoderLayer(num_heads=3)", "num_heads")(lambda: T.DecoderLayer(8, 3, 16))
 bad("noam_schedule factor '1'", "factor")(lambda: TR.noam_schedule(8, 10, factor="1"))
@@ -512,7 +511,7 @@ bad("Transformer.from_torch(nn.Linear)", "m")(lambda: T.Transformer.from_torch(n
 bad("EncoderLayer.from_torch(a decoder layer)", "layer")(
     lambda: T.EncoderLayer.from_torch(nn.TransformerDecoderLayer(8, 2, 16, batch_first=True))
 )
-bad("DecoderLayer(d_ff=2.5)", "d_ff")(lambda: T.DecoderLayer(8, 2, 2.5))
+bad("Transformer(d_ff=2.5)", "d_ff")(lambda: T.Transformer(8, 2, 1, 1, 2.5))
 bad("copy_layer_weights(a Linear as the twin)", "layer")(
     lambda: T.copy_layer_weights(T.EncoderLayer, nn.Linear(8, 8), nn.TransformerEncoderLayer)
 )

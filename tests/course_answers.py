@@ -104,6 +104,15 @@ WRONG = {
     vocab = log_probs.shape[-1]
     top, index = log_probs.flatten().topk(beam_size)
     return top, index // vocab, index % vocab""",
+    "pre_ln_encoder_layer": """from attention_to_bert.transformer import EncoderLayer
+
+
+class {f}(EncoderLayer):  # the residual adds the normalised input
+    def forward(self, x, mask=None):
+        x = self.norm1(x)
+        attended, weights = self.self_attn(x, x, x, attn_mask=mask)
+        x = self.norm2(x + attended)
+        return x + self.feed_forward(x), weights""",
     "mlm_mask": """def {f}(input_ids, special_mask, mask_id, vocab_size):  # labels everywhere
     chosen = (torch.rand(input_ids.shape) < 0.15) & ~special_mask
     return input_ids.masked_fill(chosen, mask_id), input_ids.clone()""",

@@ -5,7 +5,9 @@ import math
 import torch
 
 from attention_to_bert import checks
+from attention_to_bert.checks.grading import fresh_inputs
 from attention_to_bert.multihead import MultiHeadAttention
+from attention_to_bert.transformer import EncoderLayer
 
 # --- cross_attention ---
 
@@ -218,3 +220,107 @@ def test_beam_step_reports_a_wrong_answer_with_the_expected_one(capsys):
 
     assert not checks.beam_step(off_by_one_token)
     assert "expected scores" in capsys.readouterr().out
+
+
+# --- pre_ln_encoder_layer (Exercise 6.2) ---
+
+
+class TorchPreLN(torch.nn.Module):
+    """An independent right answer: torch's own pre-LN layer, given this layer's weights at each call
+    (trained mode, dropout 0: torch's fast path would zero the padded positions' outputs)."""
+
+    def __init__(self, d_model, num_heads, d_ff):
+        super().__init__()
+        self.inner = [  # in a list: not one of this module's own submodules
+            torch.nn.TransformerEncoderLayer(
+                d_model, num_heads, d_ff, dropout=0.0, batch_first=True, norm_first=True
+            )
+        ]
+        ours = EncoderLayer(d_model, num_heads, d_ff)  # only for the submodule names
+        for name, module in ours.named_children():
+            self.add_module(name, module)
+
+    def forward(self, x, mask=None):
+        state = {}
+        for name, tensor in self.state_dict().items():
+            if "_proj." in name and "out_proj" not in name:
+                continue
+            state[name] = tensor
+        for kind in ("weight", "bias"):
+            parts = [self.self_attn.get_parameter(f"{p}_proj.{kind}") for p in "qkv"]
+            state[f"self_attn.in_proj_{kind}"] = torch.cat(parts)
+        inner = self.inner[0]
+        inner.load_state_dict(state)
+        padding = None if mask is None else mask[:, 0, 0, :]
+        _, weights = self.self_attn(self.norm1(x), self.norm1(x), self.norm1(x), attn_mask=mask)
+        return inner.train()(x, src_key_padding_mask=padding), weights
+
+
+class PreLN(EncoderLayer):
+    def forward(self, x, mask=None):
+        h = self.norm1(x)
+        attended, weights = self.self_attn(h, h, h, attn_mask=mask)
+        x = x + attended
+        return x + self.feed_forward(self.norm2(x)), weights
+
+
+class NormalisedResidual(EncoderLayer):
+    def forward(self, x, mask=None):
+        x = self.norm1(x)
+        attended, weights = self.self_attn(x, x, x, attn_mask=mask)
+        x = self.norm2(x + attended)
+        return x + self.feed_forward(x), weights
+
+
+class OneNorm(EncoderLayer):
+    def forward(self, x, mask=None):
+        h = self.norm1(x)
+        attended, weights = self.self_attn(h, h, h, attn_mask=mask)
+        x = x + attended
+        return x + self.feed_forward(self.norm1(x)), weights
+
+
+class ExtraFinalNorm(PreLN):
+    def forward(self, x, mask=None):
+        y, weights = super().forward(x, mask)
+        return self.norm2(y), weights
+
+
+class Stub(EncoderLayer):
+    def forward(self, x, mask=None): ...
+
+
+def test_pre_ln_right_answers_pass_visible_and_hidden():
+    for right in (PreLN, TorchPreLN):
+        assert checks.pre_ln_encoder_layer(right) is True
+        with fresh_inputs(2027):
+            assert checks.pre_ln_encoder_layer(right) is True
+
+
+def test_pre_ln_hidden_cases_change_the_sizes(capsys):
+    seen = []
+
+    class Recording(PreLN):
+        def forward(self, x, mask=None):
+            seen.append(tuple(x.shape))
+            return super().forward(x, mask)
+
+    checks.pre_ln_encoder_layer(Recording)
+    visible, seen[:] = list(seen), []
+    with fresh_inputs(2027):
+        checks.pre_ln_encoder_layer(Recording)
+    assert seen and not set(seen) & set(visible)
+
+
+def test_pre_ln_wrong_answers_are_named(capsys):
+    cases = [
+        (EncoderLayer, "post-LN, the paper's order"),
+        (NormalisedResidual, "the residual adds the normalised input"),
+        (OneNorm, "each sub-layer has its own LayerNorm"),
+        (ExtraFinalNorm, "a LayerNorm after the last addition too"),
+        (Stub, "returned None"),
+        (lambda d_model, heads, d_ff: torch.nn.Linear(d_model, d_ff), "could not give candidate"),
+    ]
+    for wrong, message in cases:
+        assert checks.pre_ln_encoder_layer(wrong) is False
+        assert message in capsys.readouterr().out, wrong

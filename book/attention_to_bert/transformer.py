@@ -29,8 +29,6 @@ class EncoderLayer(nn.Module):
         layer_norm_eps: float = 1e-5,
     ) -> None:
         super().__init__()
-        check_int("d_ff", d_ff)
-        check_number("layer_norm_eps", layer_norm_eps, positive=True)
         self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
         # the feed-forward network: linear1, ReLU, dropout, linear2
         self.linear1 = nn.Linear(d_model, d_ff)
@@ -75,8 +73,6 @@ class DecoderLayer(nn.Module):
         layer_norm_eps: float = 1e-5,
     ) -> None:
         super().__init__()
-        check_int("d_ff", d_ff)
-        check_number("layer_norm_eps", layer_norm_eps, positive=True)
         self.self_attn = MultiHeadAttention(d_model, num_heads, dropout)
         # cross-attention, named as in torch
         self.multihead_attn = MultiHeadAttention(d_model, num_heads, dropout)
@@ -131,6 +127,9 @@ class Transformer(nn.Module):
         super().__init__()
         check_int("num_encoder_layers", num_encoder_layers, minimum=0)
         check_int("num_decoder_layers", num_decoder_layers, minimum=0)
+        # the layers' sizes, checked here at the boundary (the layers on the page stay plain)
+        check_int("d_ff", d_ff)
+        check_number("layer_norm_eps", layer_norm_eps, positive=True)
         self.num_heads = num_heads
         sizes = (d_model, num_heads, d_ff, dropout, layer_norm_eps)
         self.encoder_layers = nn.ModuleList(EncoderLayer(*sizes) for _ in range(num_encoder_layers))

@@ -1,4 +1,5 @@
-"""The checkers of chapter 6: one cross-attention step and one beam-search step."""
+"""The checkers of chapter 6: one cross-attention step, one beam-search step and a pre-LN encoder
+layer."""
 
 from __future__ import annotations
 
@@ -216,4 +217,95 @@ def beam_step(candidate: Callable[..., Any]) -> bool:
                 f"{actual[1].flatten().tolist()}, tokens {actual[2].flatten().tolist()}"
             )
         checker.expect(False, f"{case}: {message}")
+    return checker.report()
+
+
+def _pre_ln_variants(layer: Any, x: torch.Tensor, mask: torch.Tensor | None) -> dict[str, Any]:
+    """The right pre-LN output of ``layer`` (an ``EncoderLayer`` with the twin's weights) and the
+    outputs of typical wrong orders, each by hand from the layer's own submodules."""
+
+    def attend(h: torch.Tensor) -> torch.Tensor:
+        return layer.self_attn(h, h, h, attn_mask=mask)[0]
+
+    h = layer.norm1(x)
+    z = x + attend(h)
+    right = z + layer.feed_forward(layer.norm2(z))
+    z_normed = h + attend(h)
+    h_normed = layer.norm2(z_normed)
+    one_norm = x + attend(h)
+    return {
+        "right": right,
+        "post-LN, the paper's order: normalise x + Sublayer(x) after the addition; pre-LN "
+        "normalises the sub-layer's input instead: x + Sublayer(LayerNorm(x))": layer(x, mask)[0],
+        "the residual adds the normalised input: add Sublayer(LayerNorm(x)) to x itself": (
+            h_normed + layer.feed_forward(h_normed)
+        ),
+        "the feed-forward's input is normalised with norm1: each sub-layer has its own LayerNorm "
+        "(norm1 before attention, norm2 before the feed-forward)": (
+            one_norm + layer.feed_forward(layer.norm1(one_norm))
+        ),
+        "a LayerNorm after the last addition too: torch's pre-LN layer ends with the residual sum "
+        "(the stack's final LayerNorm does the rest)": layer.norm2(right),
+    }
+
+
+def pre_ln_encoder_layer(candidate: Callable[..., Any]) -> bool:
+    """Check ``candidate``, a class built like ``EncoderLayer(d_model, num_heads, d_ff)`` (the
+    same submodules) whose ``forward(x, mask)`` returns ``(y, weights)`` in the pre-LN order,
+    against ``nn.TransformerEncoderLayer(norm_first=True)`` with the same weights."""
+    from torch import nn
+
+    from attention_to_bert.multihead import copy_torch_weights
+    from attention_to_bert.transformer import EncoderLayer
+
+    checker = Checker("pre_ln_encoder_layer")
+    generator = torch.Generator().manual_seed(61)
+    # (batch, length, heads, width per head, d_ff, real lengths; None: no mask)
+    for batch, length, heads, head_width, d_ff, lengths in [
+        (2, 5, 2, 4, 16, (5, 3)),
+        (1, 4, 1, 6, 12, None),
+        (3, 6, 4, 2, 20, (6, 2, 4)),
+    ]:
+        length, head_width, d_ff = vary(length, head_width, d_ff)
+        d_model = heads * head_width
+        case = f"d_model={d_model}, num_heads={heads}, d_ff={d_ff}, x {(batch, length, d_model)}"
+        torch_state = torch.random.get_rng_state()
+        torch.manual_seed(int(torch.randint(0, 2**31, (1,), generator=generator)))
+        twin = nn.TransformerEncoderLayer(
+            d_model, heads, d_ff, dropout=0.0, batch_first=True, norm_first=True
+        ).eval()
+        torch.random.set_rng_state(torch_state)
+        with torch.no_grad():  # LayerNorms that differ from each other and from a fresh one
+            for norm in (twin.norm1, twin.norm2):
+                norm.weight.copy_(1 + 0.5 * torch.randn(d_model, generator=generator))
+                norm.bias.copy_(0.5 * torch.randn(d_model, generator=generator))
+        x = torch.randn(batch, length, d_model, generator=generator)
+        mask = None
+        if lengths is not None:
+            lengths = tuple(min(n, length) for n in lengths)
+            padded = torch.arange(length)[None, :] >= torch.tensor(lengths)[:, None]
+            mask = padded[:, None, None, :]  # True = may not attend, over (batch, heads, n, n)
+        built = checker.call(candidate, d_model, heads, d_ff, case=f"{case}, building the layer")
+        if built is None:
+            continue
+        checker.cases -= 1  # building and running the layer make one test case
+        try:
+            layer = copy_torch_weights(built, twin).eval()
+        except Exception as error:  # the student's class: report, don't crash
+            checker.expect(
+                False,
+                f"{case}: could not give candidate({d_model}, {heads}, {d_ff}) the weights of "
+                "nn.TransformerEncoderLayer (keep EncoderLayer's submodules: subclass it and "
+                f"write forward only): {type(error).__name__}: {error}",
+            )
+            continue
+        reference = copy_torch_weights(EncoderLayer(d_model, heads, d_ff), twin).eval()
+        with torch.no_grad():
+            variants = _pre_ln_variants(reference, x, mask)
+            result = checker.call(layer, x.clone(), mask, case=case, pair="(y, weights)")
+        if result is None:
+            continue
+        expected = variants.pop("right")
+        mistakes = [(wrong, text) for text, wrong in variants.items()]
+        checker.compare(result[0], expected, f"{case}, y", mistakes, atol=1e-4)
     return checker.report()
