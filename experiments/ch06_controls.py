@@ -47,8 +47,8 @@ SCORER = (
     "exact_match: one teacher-forced pass, argmax right at every target position"
     " (equal to greedy decoding; the chapter checks it on all 1000 test dates)"
 )
-# the first line of each chapter cell the runs need after the setup cells (the install guard,
-# then the imports and set_seed), in chapter order
+# a line (the first, or one after the cell's imports) of each chapter cell the runs need after
+# the setup cells (the install guard, then the imports and set_seed), in chapter order
 CELLS = (
     "splits = date_splits(seed=0)",  # the data
     "def attend(",  # greedy decoding with a KV cache
@@ -69,7 +69,8 @@ def chapter_namespace() -> dict:
     setup_end = next((i for i, source in enumerate(cells) if "set_seed(" in source), 0)
     chosen = cells[: setup_end + 1]  # the setup cells: the install guard, imports and set_seed
     for first in CELLS:
-        found = [source for source in cells if source.startswith(first)]
+        # the cell with a line starting so (imports may come first)
+        found = [source for source in cells if source.startswith(first) or f"\n{first}" in source]
         if len(found) != 1:
             raise ValueError(f"expected one chapter cell starting {first!r}, found {len(found)}")
         chosen += found

@@ -232,7 +232,9 @@ bad("Transformer(num_encoder_layers=-1)", "num_encoder_layers")(
     lambda: T.Transformer(8, 2, num_encoder_layers=-1)
 )
 bad("Transformer(d_ff=0)", "d_ff")(lambda: T.Transformer(8, 2, 1, 1, d_ff=0))
-bad("Transformer(layer_norm_eps=-1)", "layer_norm_eps")(lambda: T.Transformer(8, 2, 1, 1, 16, 0.0, -1))
+bad("Transformer(layer_norm_eps=-1)", "layer_norm_eps")(
+    lambda: T.Transformer(8, 2, 1, 1, 16, 0.0, -1)
+)
 bad("EncoderLayer(dropout=2)", "dropout")(lambda: T.EncoderLayer(8, 2, 16, 2.0))
 bad("DecoderLayer(num_heads=3)", "num_heads")(lambda: T.DecoderLayer(8, 3, 16))
 bad("noam_schedule factor '1'", "factor")(lambda: TR.noam_schedule(8, 10, factor="1"))
