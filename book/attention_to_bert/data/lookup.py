@@ -89,6 +89,20 @@ class SimilarityWeights(nn.Module):
         return (weights.unsqueeze(1) @ values).squeeze(1), weights
 
 
+def _seeded_mlp(inputs: int, hidden: int, outputs: int, seed: int) -> tuple[nn.Linear, nn.Linear]:
+    """Two linear layers with PyTorch's default start, drawn from a generator seeded with ``seed``
+    (the global generator is left as it was)."""
+    generator = torch.Generator().manual_seed(seed)
+    with torch.random.fork_rng(devices=[]):
+        first, second = nn.Linear(inputs, hidden), nn.Linear(hidden, outputs)
+    with torch.no_grad():
+        for layer in (first, second):
+            bound = 1 / layer.in_features**0.5
+            layer.weight.uniform_(-bound, bound, generator=generator)
+            layer.bias.uniform_(-bound, bound, generator=generator)
+    return first, second
+
+
 class ConcatenatedMLP(nn.Module):
     """A query-aware model without attention: an MLP over the query, the keys and the one-hot
     labels, concatenated, with ``hidden`` ReLU units; its output is a distribution over the
@@ -103,15 +117,7 @@ class ConcatenatedMLP(nn.Module):
         check_int("hidden", hidden)
         check_int("seed", seed, minimum=0)
         inputs = key_size + num_positions * key_size + num_positions * num_positions
-        generator = torch.Generator().manual_seed(seed)
-        with torch.random.fork_rng(devices=[]):  # leave the global generator as it was
-            self.hidden = nn.Linear(inputs, hidden)
-            self.out = nn.Linear(hidden, num_positions)
-        with torch.no_grad():  # PyTorch's default start, drawn from our own generator
-            for layer in (self.hidden, self.out):
-                bound = 1 / layer.in_features**0.5
-                layer.weight.uniform_(-bound, bound, generator=generator)
-                layer.bias.uniform_(-bound, bound, generator=generator)
+        self.hidden, self.out = _seeded_mlp(inputs, hidden, num_positions, seed)
 
     def forward(self, query: Tensor, keys: Tensor, values: Tensor) -> tuple[Tensor, None]:
         """``(output (b, n), None)``: a distribution over the labels, and no weights."""
@@ -132,15 +138,9 @@ class SharedItemMLP(nn.Module):
         check_int("key_size", key_size)
         check_int("hidden", hidden)
         check_int("seed", seed, minimum=0)
-        generator = torch.Generator().manual_seed(seed)
-        with torch.random.fork_rng(devices=[]):  # leave the global generator as it was
-            self.hidden = nn.Linear(2 * key_size + num_positions, hidden)
-            self.out = nn.Linear(hidden, num_positions)
-        with torch.no_grad():  # PyTorch's default start, drawn from our own generator
-            for layer in (self.hidden, self.out):
-                bound = 1 / layer.in_features**0.5
-                layer.weight.uniform_(-bound, bound, generator=generator)
-                layer.bias.uniform_(-bound, bound, generator=generator)
+        self.hidden, self.out = _seeded_mlp(
+            2 * key_size + num_positions, hidden, num_positions, seed
+        )
 
     def forward(self, query: Tensor, keys: Tensor, values: Tensor) -> tuple[Tensor, None]:
         """``(output (b, n), None)``: a distribution over the labels, and no weights."""
