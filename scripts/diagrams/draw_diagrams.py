@@ -588,8 +588,11 @@ def ch3_decoder_step() -> Canvas:
     c.text(2.8, y_c + 0.45, "the context of step $t$", size=FONT - 2, color=MUTED)
     # s_0, once per sentence, from the final states of the two directions
     c.arrow((4.95, y_gru), (5.25, y_gru))
-    s_0 = r"$\mathbf{s}_0 = \tanh(\mathbf{W}_{\mathrm{init}}\mathbf{h}_{\mathrm{final}})$"
-    c.box(6.2, y_gru, 1.9, 0.46, s_0, "query", size=10)
+    s_0 = (
+        r"$\mathbf{s}_0 = \tanh(\mathbf{W}_{\mathrm{init}}\mathbf{h}_{\mathrm{final}}"
+        r" + \mathbf{b}_{\mathrm{init}})$"
+    )
+    c.box(6.2, y_gru, 1.9, 0.46, s_0, "query", size=9)
     c.text(6.2, y_gru - 0.45, "final states: the first\ndecoder state", size=FONT - 3, color=MUTED)
     # the decoder
     xd = 9.9
