@@ -511,18 +511,19 @@ def ch2_han() -> Canvas:
 def _split_box(
     c: Canvas, x: float, y: float, w: float, h: float, text: str, size: float = 14
 ) -> None:
-    """A box that is both a key (blue half) and a value (green half)."""
-    c.rect(x - w / 2, y - h / 2, w / 2, h, "key", lw=0)
-    c.rect(x, y - h / 2, w / 2, h, "value", lw=0)
+    """A box that is both a key (blue outline) and a value (green fill).
+
+    Not split in two halves: h_j = [forward; backward] would read as one half per direction.
+    """
     c.ax.add_patch(
         FancyBboxPatch(
             (x - w / 2, y - h / 2),
             w,
             h,
             boxstyle="round,pad=0,rounding_size=0.02",
-            facecolor="none",
-            edgecolor="#333333",
-            linewidth=1.3,
+            facecolor=ROLES["value"][0],
+            edgecolor=edge("key"),
+            linewidth=2.6,
             zorder=3,
         )
     )
