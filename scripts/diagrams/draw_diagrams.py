@@ -511,18 +511,19 @@ def ch2_han() -> Canvas:
 def _split_box(
     c: Canvas, x: float, y: float, w: float, h: float, text: str, size: float = 14
 ) -> None:
-    """A box that is both a key (blue half) and a value (green half)."""
-    c.rect(x - w / 2, y - h / 2, w / 2, h, "key", lw=0)
-    c.rect(x, y - h / 2, w / 2, h, "value", lw=0)
+    """A box that is both a key (blue outline) and a value (green fill).
+
+    Not split in two halves: h_j = [forward; backward] would read as one half per direction.
+    """
     c.ax.add_patch(
         FancyBboxPatch(
             (x - w / 2, y - h / 2),
             w,
             h,
             boxstyle="round,pad=0,rounding_size=0.02",
-            facecolor="none",
-            edgecolor="#333333",
-            linewidth=1.3,
+            facecolor=ROLES["value"][0],
+            edgecolor=edge("key"),
+            linewidth=2.6,
             zorder=3,
         )
     )
@@ -588,8 +589,11 @@ def ch3_decoder_step() -> Canvas:
     c.text(2.8, y_c + 0.45, "the context of step $t$", size=FONT - 2, color=MUTED)
     # s_0, once per sentence, from the final states of the two directions
     c.arrow((4.95, y_gru), (5.25, y_gru))
-    s_0 = r"$\mathbf{s}_0 = \tanh(\mathbf{W}_{\mathrm{init}}\mathbf{h}_{\mathrm{final}})$"
-    c.box(6.2, y_gru, 1.9, 0.46, s_0, "query", size=10)
+    s_0 = (
+        r"$\mathbf{s}_0 = \tanh(\mathbf{W}_{\mathrm{init}}\mathbf{h}_{\mathrm{final}}"
+        r" + \mathbf{b}_{\mathrm{init}})$"
+    )
+    c.box(6.2, y_gru, 1.9, 0.46, s_0, "query", size=9)
     c.text(6.2, y_gru - 0.45, "final states: the first\ndecoder state", size=FONT - 3, color=MUTED)
     # the decoder
     xd = 9.9
