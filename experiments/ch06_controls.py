@@ -50,6 +50,8 @@ SCORER = (
 # a line (the first, or one after the cell's imports) of each chapter cell the runs need after
 # the setup cells (the install guard, then the imports and set_seed), in chapter order
 CELLS = (
+    "# chapter 4's positions, the stack of 6.4",  # what the model cell imports
+    "# attention_to_bert/translator.py: Seq2SeqTransformer",  # the model, on the page
     "splits = date_splits(seed=0)",  # the data
     "def attend(",  # greedy decoding with a KV cache
     "# folded: make_transformer, batches",  # the model, batches, loss, scorers

@@ -252,6 +252,16 @@ bad("Seq2SeqTransformer batch mismatch", "tgt_in_ids")(
 )
 bad("Seq2SeqTransformer pad_id outside", "pad_id")(lambda: TR.Seq2SeqTransformer(3, 10, pad_id=5))
 bad("Seq2SeqTransformer d_model 0", "d_model")(lambda: TR.Seq2SeqTransformer(10, 10, d_model=0))
+bad("check_sizes same ids", "pad_id")(lambda: TR.check_sizes(10, 10, 8, 1, 8, 0, 0, 2))
+bad("check_ids too long", "max_len")(
+    lambda: TR.check_ids(translator, torch.ones(1, 99).long(), "tgt_ids")
+)
+bad("source_padding both given", "exactly one")(
+    lambda: TR.source_padding(
+        translator, torch.ones(1, 2).long(), torch.zeros(1, 2, 8), torch.ones(1, 2).long(),
+        torch.zeros(1, 2, dtype=torch.bool),
+    )
+)  # fmt: skip
 bad("beam_step scores of another length", "scores")(
     lambda: TR.beam_step(torch.zeros(2), torch.zeros(3, 5), 2)
 )

@@ -205,6 +205,9 @@ class {f}(nn.Module):  # layers with a bias (the exercise asks bias=False)
     "static_vectors": """def {f}(embeddings, input_ids, attention_mask, special_ids):
     keep = attention_mask.unsqueeze(-1).float()  # [CLS] and [SEP] kept in the mean
     return (embeddings(input_ids) * keep).sum(1) / keep.sum(1)""",
+    "transformer_masks": """def {f}(src_ids, tgt_in_ids, pad_id):  # no causal part
+    decoder = (tgt_in_ids == pad_id)[:, None, None, :]
+    return decoder, (src_ids == pad_id)[:, None, None, :]""",
 }
 
 PACKAGE = {
@@ -366,6 +369,15 @@ def {f}(embeddings, input_ids, attention_mask, special_ids):
     with torch.no_grad():
         vectors = classifier._static_vectors(encoder, encoded, special_ids)
     return torch.from_numpy(vectors)""",
+    "transformer_masks": """from attention_to_bert.masks import combine_masks
+
+
+def {f}(src_ids, tgt_in_ids, pad_id):
+    batch, n = tgt_in_ids.shape
+    causal = torch.ones(n, n, dtype=torch.bool).triu(diagonal=1)
+    padding = tgt_in_ids == pad_id
+    decoder = combine_masks(batch, n, n, key_padding_mask=padding, attn_mask=causal)
+    return decoder, (src_ids == pad_id)[:, None, None, :]""",
 }
 
 

@@ -1,7 +1,9 @@
-"""Chapter 6 writes its layers on the page: its visible cells marked
-``# attention_to_bert/transformer.py: Name`` define the same code as the package module (the module is
-the source: ``python scripts/notebooks/sync_model_cells.py book/06_transformer.ipynb`` rewrites the
-cells from it). Compared as in ``test_ch07_model_on_page.py``: the syntax tree of each named class,
+"""Chapter 6 writes its layers and its model on the page: its visible cells marked
+``# attention_to_bert/transformer.py: Name`` (the layers) and ``# attention_to_bert/translator.py:
+Seq2SeqTransformer`` (the model: embeddings, masks, generator) define the same code as the package
+module (the module is the source:
+``python scripts/notebooks/sync_model_cells.py book/06_transformer.ipynb`` rewrites the cells from
+it). Compared as in ``test_ch07_model_on_page.py``: the syntax tree of each named class,
 docstrings word by word, comments ignored. The one reference check the lesson keeps in its path
 (ours = ``nn.TransformerEncoderLayer`` with the same weights) runs here too, on the cell's code."""
 
@@ -18,7 +20,8 @@ sys.path.insert(0, str(ROOT / "scripts" / "notebooks"))
 from sync_model_cells import definitions, marked_cells  # noqa: E402
 
 CHAPTER = ROOT / "book" / "06_transformer.ipynb"
-SHOWN = {"EncoderLayer", "DecoderLayer"}
+SHOWN = {"EncoderLayer", "DecoderLayer", "Seq2SeqTransformer"}
+MODULES = {"attention_to_bert/transformer.py", "attention_to_bert/translator.py"}
 
 
 def cells():
@@ -33,7 +36,7 @@ def test_the_chapter_shows_its_layers_in_visible_cells():
     assert SHOWN <= set(shown), f"not shown on the page: {SHOWN - set(shown)}"
     assert len(shown) == len(set(shown)), "a class is shown twice"
     for cell, module, names in cells():
-        assert module == "attention_to_bert/transformer.py"
+        assert module in MODULES, module
         assert list(definitions(cell.source)) == names, (module, names)
         assert not {"hide-cell", "hide-input", "remove-cell"} & set(cell.metadata.get("tags", []))
         assert not cell.metadata.get("jupyter", {}).get("source_hidden")
@@ -81,3 +84,45 @@ def test_the_cells_layer_equals_torchs_with_the_same_weights():
         y, _ = ours(x, padding[:, None, None, :])
     reference = twin(x, src_key_padding_mask=padding).detach()
     assert torch.allclose(y[~padding], reference[~padding], atol=1e-5)
+
+
+def test_the_cells_model_equals_the_packages_with_the_same_weights():
+    """The page's own Seq2SeqTransformer (the cell run as written, with the lesson's imports) gives
+    the package's logits and attention weights on a padded batch, and its masks hide the padding."""
+    import math
+
+    from attention_to_bert import translator
+    from attention_to_bert.masks import causal_mask
+    from attention_to_bert.outputs import Seq2SeqTransformerOutput
+    from attention_to_bert.positional import PositionalEncoding
+    from attention_to_bert.transformer import Transformer
+
+    ((cell, _, _),) = [found for found in cells() if "Seq2SeqTransformer" in found[2]]
+    namespace = {
+        "math": math, "nn": nn, "torch": torch, "Tensor": torch.Tensor, "Mask": torch.Tensor | None,
+        "causal_mask": causal_mask, "PositionalEncoding": PositionalEncoding,
+        "Transformer": Transformer, "Seq2SeqTransformerOutput": Seq2SeqTransformerOutput,
+        "PAD_ID": translator.PAD_ID, "BOS_ID": translator.BOS_ID, "EOS_ID": translator.EOS_ID,
+        "check_ids": translator.check_ids, "check_sizes": translator.check_sizes,
+        "source_padding": translator.source_padding,
+    }  # fmt: skip
+    exec(compile(cell.source, "cell", "exec"), namespace)
+    sizes = {"d_model": 16, "num_heads": 2, "num_layers": 2, "d_ff": 32, "dropout": 0.0}
+    torch.manual_seed(0)
+    ours = namespace["Seq2SeqTransformer"](13, 11, **sizes).eval()
+    torch.manual_seed(0)
+    package = translator.Seq2SeqTransformer(13, 11, **sizes).eval()
+    pad = ours.pad_id
+    src = torch.tensor([[5, 6, 7, 8], [9, 10, pad, pad]])
+    tgt = torch.tensor([[ours.bos_id, 4, 5], [ours.bos_id, 6, pad]])
+    with torch.no_grad():
+        logits, attention = ours(src, tgt)
+        reference, reference_attention = package(src, tgt)
+    assert torch.equal(logits, reference)
+    assert torch.equal(attention["cross"][-1], reference_attention["cross"][-1])
+    # no query reads a padded source position, nor a later or padded target position
+    assert attention["cross"][0][1, :, :, 2:].abs().max() == 0
+    assert attention["encoder"][0][1, :, :, 2:].abs().max() == 0
+    decoder = attention["decoder"][0]
+    assert decoder.triu(diagonal=1).abs().max() == 0
+    assert decoder[1, :, :, 2].abs().max() == 0

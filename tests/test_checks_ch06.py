@@ -324,3 +324,101 @@ def test_pre_ln_wrong_answers_are_named(capsys):
     for wrong, message in cases:
         assert checks.pre_ln_encoder_layer(wrong) is False
         assert message in capsys.readouterr().out, wrong
+
+
+# --- transformer_masks ---
+
+
+def right_masks(src_ids, tgt_in_ids, pad_id):
+    n = tgt_in_ids.shape[1]
+    later = torch.ones(n, n, dtype=torch.bool).triu(diagonal=1)
+    return later | (tgt_in_ids == pad_id)[:, None, None, :], (src_ids == pad_id)[:, None, None, :]
+
+
+def chapter_five_masks(src_ids, tgt_in_ids, pad_id):  # chapter 5's causal_mask: also right
+    from attention_to_bert.masks import causal_mask
+
+    causal = causal_mask(tgt_in_ids.shape[1])[None, None]
+    return causal | (tgt_in_ids == pad_id)[:, None, None, :], (src_ids == pad_id)[:, None, None, :]
+
+
+def no_causal_masks(src_ids, tgt_in_ids, pad_id):
+    return (tgt_in_ids == pad_id)[:, None, None, :], (src_ids == pad_id)[:, None, None, :]
+
+
+def self_blind_masks(src_ids, tgt_in_ids, pad_id):
+    n = tgt_in_ids.shape[1]
+    blocked = torch.ones(n, n, dtype=torch.bool).triu()
+    return blocked | (tgt_in_ids == pad_id)[:, None, None, :], (src_ids == pad_id)[:, None, None, :]
+
+
+def flipped_masks(src_ids, tgt_in_ids, pad_id):
+    decoder, source = right_masks(src_ids, tgt_in_ids, pad_id)
+    return ~decoder, ~source
+
+
+def row_padding_masks(src_ids, tgt_in_ids, pad_id):
+    n = tgt_in_ids.shape[1]
+    later = torch.ones(n, n, dtype=torch.bool).triu(diagonal=1)
+    return later | (tgt_in_ids == pad_id)[:, None, :, None], (src_ids == pad_id)[:, None, None, :]
+
+
+def causal_only_masks(src_ids, tgt_in_ids, pad_id):
+    n = tgt_in_ids.shape[1]
+    later = torch.ones(n, n, dtype=torch.bool).triu(diagonal=1)
+    return later[None, None], (src_ids == pad_id)[:, None, None, :]
+
+
+def unmasked_source(src_ids, tgt_in_ids, pad_id):
+    decoder, source = right_masks(src_ids, tgt_in_ids, pad_id)
+    return decoder, torch.zeros_like(source)
+
+
+def three_axes(src_ids, tgt_in_ids, pad_id):
+    decoder, source = right_masks(src_ids, tgt_in_ids, pad_id)
+    return decoder[:, 0], source
+
+
+def peeking_masks(src_ids, tgt_in_ids, pad_id):  # sees one token ahead: the leak test sees it
+    n = tgt_in_ids.shape[1]
+    later = torch.ones(n, n, dtype=torch.bool).triu(diagonal=2)
+    return later | (tgt_in_ids == pad_id)[:, None, None, :], (src_ids == pad_id)[:, None, None, :]
+
+
+def test_transformer_masks_accepts_right_answers(capsys):
+    for candidate in (right_masks, chapter_five_masks):
+        assert checks.transformer_masks(candidate), candidate.__name__
+    assert "passes all 3 test cases" in capsys.readouterr().out
+
+
+def test_transformer_masks_names_the_mistake(capsys):
+    expectations = [
+        (no_causal_masks, "no causal part"),
+        (self_blind_masks, "may not see itself"),
+        (flipped_masks, "True where a query MAY attend"),
+        (row_padding_masks, "padding masked as queries (rows)"),
+        (causal_only_masks, "the target's <pad> keys are not masked"),
+        (unmasked_source, "the source's <pad> keys are not masked"),
+        (three_axes, "expected 4 axes"),
+        (peeking_masks, "leak test: changing the last target token"),
+    ]
+    for candidate, message in expectations:
+        assert not checks.transformer_masks(candidate), candidate.__name__
+        assert message in capsys.readouterr().out, candidate.__name__
+
+
+def test_transformer_masks_is_graded_on_other_sizes():
+    from attention_to_bert.checks.checker import set_hidden_seed
+
+    previous = set_hidden_seed(7)
+    try:
+        sizes = []
+
+        def recording(src_ids, tgt_in_ids, pad_id):
+            sizes.append((tuple(src_ids.shape), tuple(tgt_in_ids.shape)))
+            return right_masks(src_ids, tgt_in_ids, pad_id)
+
+        assert checks.transformer_masks(recording)
+    finally:
+        set_hidden_seed(previous)
+    assert sizes and sizes[0] != ((2, 5), (2, 4)), sizes

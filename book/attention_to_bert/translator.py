@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable
 
 import torch
-from torch import nn
+from torch import Tensor, nn
 
 from attention_to_bert.data.vocabulary import BOS, EOS, PAD, Vocabulary
 from attention_to_bert.masks import causal_mask
@@ -24,115 +24,134 @@ from attention_to_bert.validate import (
     check_token_ids,
 )
 
-_SPECIAL_IDS = Vocabulary([]).stoi  # where data.Vocabulary puts <pad>, <bos> and <eos>
+# where data.Vocabulary puts <pad>, <bos> and <eos>
+Mask = Tensor | None
+PAD_ID, BOS_ID, EOS_ID = (Vocabulary([]).stoi[token] for token in (PAD, BOS, EOS))
 
 
 class Seq2SeqTransformer(nn.Module):
-    """A small sequence-to-sequence Transformer: tokens are embedded, scaled by √d_model and given
-    positions (:class:`PositionalEncoding`); a :class:`Transformer` encodes the source and decodes
-    the target under a causal mask; a linear *generator* gives next-token logits (the softmax is left
-    to the loss). Padding (``pad_id``) is masked out everywhere; ``bos_id`` and ``eos_id`` (those of
-    ``data.Vocabulary`` by default) start and end an output."""
+    """Token ids in, next-token logits out: embeddings scaled by √d_model plus positions, a
+    :class:`Transformer`, a linear generator (the softmax is left to the loss). Padding (``pad_id``)
+    is masked everywhere; ``bos_id`` and ``eos_id`` start and end an output."""
 
     def __init__(
-        self,
-        src_vocab_size: int,
-        tgt_vocab_size: int,
-        d_model: int = 64,
-        num_heads: int = 4,
-        num_layers: int = 2,
-        d_ff: int = 256,
-        dropout: float = 0.1,
-        max_len: int = 64,
-        pad_id: int = _SPECIAL_IDS[PAD],
-        bos_id: int = _SPECIAL_IDS[BOS],
-        eos_id: int = _SPECIAL_IDS[EOS],
-    ) -> None:
+        self, src_vocab_size: int, tgt_vocab_size: int, d_model: int = 64,
+        num_heads: int = 4, num_layers: int = 2, d_ff: int = 256,
+        dropout: float = 0.1, max_len: int = 64, pad_id: int = PAD_ID,
+        bos_id: int = BOS_ID, eos_id: int = EOS_ID,
+    ) -> None:  # fmt: skip
         super().__init__()
-        check_ints(src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size)
-        check_ints(d_model=d_model, num_layers=num_layers, max_len=max_len)
-        special_ids = {"pad_id": pad_id, "bos_id": bos_id, "eos_id": eos_id}
-        check_ints(0, min(src_vocab_size, tgt_vocab_size) - 1, **special_ids)  # ids of both
-        if len(set(special_ids.values())) < 3:
-            raise ValueError(
-                f"pad_id, bos_id and eos_id must be three different ids, got {special_ids}"
-            )
+        sizes = (src_vocab_size, tgt_vocab_size, d_model, num_layers, max_len)
+        check_sizes(*sizes, pad_id, bos_id, eos_id)
         self.d_model, self.max_len = d_model, max_len
         self.pad_id, self.bos_id, self.eos_id = pad_id, bos_id, eos_id
-        self.src_embedding = nn.Embedding(src_vocab_size, d_model, padding_idx=pad_id)
-        self.tgt_embedding = nn.Embedding(tgt_vocab_size, d_model, padding_idx=pad_id)
-        self.positional_encoding = PositionalEncoding(d_model, max_len=max_len, dropout=dropout)
+        self.src_embedding = nn.Embedding(src_vocab_size, d_model, pad_id)
+        self.tgt_embedding = nn.Embedding(tgt_vocab_size, d_model, pad_id)
+        self.positional_encoding = PositionalEncoding(d_model, max_len, dropout)
         self.transformer = Transformer(d_model, num_heads, num_layers, num_layers, d_ff, dropout)
         self.generator = nn.Linear(d_model, tgt_vocab_size)
-        # std d_model^-0.5: after the √d_model scaling, entries of std 1, like the positions
+        # std d_model^-0.5: after the √d_model scaling, entries of std 1, as the positions
         for embedding in (self.src_embedding, self.tgt_embedding):
             nn.init.normal_(embedding.weight, std=d_model**-0.5)
             nn.init.zeros_(embedding.weight[pad_id])
 
-    def _check_ids(self, ids: torch.Tensor, name: str, vocab_size: int) -> None:
-        check_token_ids(name, ids, vocab_size, axes="(batch, length)")
-        check_device(name, ids, self)
-        if not 1 <= ids.shape[1] <= self.max_len:
-            what = "longer than" if ids.shape[1] else "no token; at least one, at most"
-            raise ValueError(f"{name} has length {ids.shape[1]}, {what} max_len={self.max_len}")
-
-    def _embed(self, embedding: nn.Embedding, ids: torch.Tensor) -> torch.Tensor:
+    def _embed(self, embedding: nn.Embedding, ids: Tensor) -> Tensor:
+        # ids (batch, len) -> vectors (batch, len, d_model), positions added
         return self.positional_encoding(embedding(ids) * math.sqrt(self.d_model))
 
-    def encode(
-        self, src_ids: torch.Tensor, *, src_key_padding_mask: torch.Tensor | None = None
-    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
-        """Encode ``src_ids`` (batch, src_len) into memory (batch, src_len, d_model) and attention
-        weights; ``src_key_padding_mask`` (True = padding) is built from the ids if not given."""
-        self._check_ids(src_ids, "src_ids", self.src_embedding.num_embeddings)
-        if src_key_padding_mask is None:
-            src_key_padding_mask = src_ids == self.pad_id  # (batch, src_len)
-        return self.transformer.encode(
-            self._embed(self.src_embedding, src_ids), src_key_padding_mask=src_key_padding_mask
-        )
+    def encode(self, src_ids: Tensor, *, src_key_padding_mask: Mask = None):
+        """Memory (batch, src_len, d_model) and each layer's weights."""
+        check_ids(self, src_ids, "src_ids")
+        if src_key_padding_mask is None:  # (batch, src_len), True = <pad>
+            src_key_padding_mask = src_ids == self.pad_id
+        x = self._embed(self.src_embedding, src_ids)
+        return self.transformer.encode(x, src_key_padding_mask=src_key_padding_mask)
 
     def decode(
-        self,
-        tgt_in_ids: torch.Tensor,
-        memory: torch.Tensor,
-        src_ids: torch.Tensor | None = None,
-        *,
-        memory_key_padding_mask: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
-        """Logits (batch, tgt_len, tgt_vocab) for the next token after each prefix of ``tgt_in_ids``,
-        and each layer's self- and cross-attention weights. The source's padding: the
-        ``memory_key_padding_mask`` (True = padding), or built from ``src_ids``."""
-        self._check_ids(tgt_in_ids, "tgt_in_ids", self.tgt_embedding.num_embeddings)
-        if (src_ids is None) == (memory_key_padding_mask is None):
-            raise TypeError("decode needs src_ids or memory_key_padding_mask (exactly one)")
-        check_tensor("memory", memory, floating=True, dim=3, axes="(batch, src_len, d_model)")
-        if memory_key_padding_mask is None:
-            self._check_ids(src_ids, "src_ids", self.src_embedding.num_embeddings)
-            memory_key_padding_mask = src_ids == self.pad_id  # (batch, src_len)
-        mask, axes = memory_key_padding_mask, "(batch, src_len), True = padding"
-        check_tensor(
-            "memory_key_padding_mask", mask, dtype=torch.bool, shape=memory.shape[:2], axes=axes
-        )
-        check_same("batch size", memory=len(memory), tgt_in_ids=len(tgt_in_ids))
-        length = tgt_in_ids.shape[1]
+        self, tgt_in_ids: Tensor, memory: Tensor, src_ids: Mask = None,
+        *, memory_key_padding_mask: Mask = None,
+    ):  # fmt: skip
+        """Logits (batch, tgt_len, tgt_vocab) for the token after each prefix
+        of ``tgt_in_ids``, and each layer's self- and cross-attention
+        weights. The source's padding: given, or built from ``src_ids``."""
+        check_ids(self, tgt_in_ids, "tgt_in_ids")
+        memory_key_padding_mask = source_padding(
+            self, tgt_in_ids, memory, src_ids, memory_key_padding_mask
+        )  # (batch, src_len)
+        t = self._embed(self.tgt_embedding, tgt_in_ids)  # (batch, tgt_len, d)
         output, self_weights, cross_weights = self.transformer.decode(
-            self._embed(self.tgt_embedding, tgt_in_ids),
-            memory,
-            tgt_mask=causal_mask(length, device=tgt_in_ids.device),
-            tgt_key_padding_mask=tgt_in_ids == self.pad_id,
+            t, memory,
+            tgt_mask=causal_mask(t.shape[1], device=t.device),  # (tgt, tgt)
+            tgt_key_padding_mask=tgt_in_ids == self.pad_id,  # (batch, tgt)
             memory_key_padding_mask=memory_key_padding_mask,
-        )
+        )  # fmt: skip
         return self.generator(output), self_weights, cross_weights
 
-    def forward(self, src_ids: torch.Tensor, tgt_in_ids: torch.Tensor) -> Seq2SeqTransformerOutput:
-        """Next-token logits (batch, tgt_len, tgt_vocab) for ``tgt_in_ids``, the target shifted right
-        (``<bos>`` first), and every layer's attention weights: unpacks as ``(logits, attentions)``,
-        ``attentions`` a dict ``{"encoder", "decoder", "cross"}`` of lists of (batch, heads, q, k)."""
+    def forward(self, src_ids: Tensor, tgt_in_ids: Tensor) -> Seq2SeqTransformerOutput:
+        """Logits for ``tgt_in_ids`` (the target shifted right, ``<bos>``
+        first) and the weights: unpacks as ``(logits, attentions)``."""
         memory, encoder_weights = self.encode(src_ids)  # checks src_ids
+        source_pad = src_ids == self.pad_id  # (batch, src_len)
         logits, self_weights, cross_weights = self.decode(
-            tgt_in_ids, memory, memory_key_padding_mask=src_ids == self.pad_id
+            tgt_in_ids, memory, memory_key_padding_mask=source_pad
         )
         return Seq2SeqTransformerOutput(logits, encoder_weights, self_weights, cross_weights)
+
+
+def check_sizes(
+    src_vocab_size: int,
+    tgt_vocab_size: int,
+    d_model: int,
+    num_layers: int,
+    max_len: int,
+    pad_id: int,
+    bos_id: int,
+    eos_id: int,
+) -> None:
+    """The sizes and special ids of a ``Seq2SeqTransformer``, checked (ValueError, TypeError)."""
+    check_ints(src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size)
+    check_ints(d_model=d_model, num_layers=num_layers, max_len=max_len)
+    special_ids = {"pad_id": pad_id, "bos_id": bos_id, "eos_id": eos_id}
+    check_ints(0, min(src_vocab_size, tgt_vocab_size) - 1, **special_ids)  # ids of both
+    if len(set(special_ids.values())) < 3:
+        raise ValueError(
+            f"pad_id, bos_id and eos_id must be three different ids, got {special_ids}"
+        )
+
+
+def check_ids(model: Seq2SeqTransformer, ids: torch.Tensor, name: str) -> None:
+    """Token ids ``(batch, length)`` of the model's source (``name`` starting with ``src``) or target
+    vocabulary, on the model's device, 1 to max_len long."""
+    embedding = model.src_embedding if name.startswith("src") else model.tgt_embedding
+    vocab_size = embedding.num_embeddings
+    check_token_ids(name, ids, vocab_size, axes="(batch, length)")
+    check_device(name, ids, model)
+    if not 1 <= ids.shape[1] <= model.max_len:
+        what = "longer than" if ids.shape[1] else "no token; at least one, at most"
+        raise ValueError(f"{name} has length {ids.shape[1]}, {what} max_len={model.max_len}")
+
+
+def source_padding(
+    model: Seq2SeqTransformer,
+    tgt_in_ids: torch.Tensor,
+    memory: torch.Tensor,
+    src_ids: torch.Tensor | None,
+    memory_key_padding_mask: torch.Tensor | None,
+) -> torch.Tensor:
+    """The source's padding for ``decode`` (True = padding), given or built from ``src_ids``
+    (exactly one of them), checked against ``memory`` and ``tgt_in_ids``."""
+    if (src_ids is None) == (memory_key_padding_mask is None):
+        raise TypeError("decode needs src_ids or memory_key_padding_mask (exactly one)")
+    check_tensor("memory", memory, floating=True, dim=3, axes="(batch, src_len, d_model)")
+    if memory_key_padding_mask is None:
+        check_ids(model, src_ids, "src_ids")
+        memory_key_padding_mask = src_ids == model.pad_id  # (batch, src_len)
+    mask, axes = memory_key_padding_mask, "(batch, src_len), True = padding"
+    check_tensor(
+        "memory_key_padding_mask", mask, dtype=torch.bool, shape=memory.shape[:2], axes=axes
+    )
+    check_same("batch size", memory=len(memory), tgt_in_ids=len(tgt_in_ids))
+    return memory_key_padding_mask
 
 
 def noam_schedule(d_model: int, warmup_steps: int, factor: float = 1.0) -> Callable[[int], float]:

@@ -30,7 +30,12 @@ from attention_to_bert.checks.ch05 import (
     multi_head_attention,
     split_heads,
 )
-from attention_to_bert.checks.ch06 import beam_step, cross_attention, pre_ln_encoder_layer
+from attention_to_bert.checks.ch06 import (
+    beam_step,
+    cross_attention,
+    pre_ln_encoder_layer,
+    transformer_masks,
+)
 from attention_to_bert.checks.ch07 import mlm_mask, task_heads
 from attention_to_bert.checks.ch08 import pretraining_loss, static_vectors
 from attention_to_bert.checks.checker import Checker

@@ -1,5 +1,5 @@
-"""The checkers of chapter 6: one cross-attention step, one beam-search step and a pre-LN encoder
-layer."""
+"""The checkers of chapter 6: one cross-attention step, one beam-search step, a pre-LN encoder
+layer and the Transformer's masks."""
 
 from __future__ import annotations
 
@@ -308,4 +308,173 @@ def pre_ln_encoder_layer(candidate: Callable[..., Any]) -> bool:
         expected = variants.pop("right")
         mistakes = [(wrong, text) for text, wrong in variants.items()]
         checker.compare(result[0], expected, f"{case}, y", mistakes, atol=1e-4)
+    return checker.report()
+
+
+def _masks_of(src_ids: torch.Tensor, tgt_in_ids: torch.Tensor, pad_id: int) -> dict[str, Any]:
+    """The right (decoder self-attention, source) masks and the usual wrong ones, each a pair of
+    (batch, 1, tgt_len, tgt_len) and (batch, 1, 1, src_len) boolean masks, True = may not attend."""
+    length = tgt_in_ids.shape[1]
+    later = torch.ones(length, length, dtype=torch.bool).triu(diagonal=1)
+    target_pad = (tgt_in_ids == pad_id)[:, None, None, :]
+    source = (src_ids == pad_id)[:, None, None, :]
+    right = (later | target_pad, source)
+    rows = (tgt_in_ids == pad_id)[:, None, :, None]
+    return {
+        "right": right,
+        "True where a query MAY attend: the book's masks are True where it may NOT (negate them)": (
+            ~right[0],
+            ~right[1],
+        ),
+        "no causal part: position i can see the target tokens after it": (
+            target_pad.expand(-1, 1, length, -1),
+            source,
+        ),
+        "a position may not see itself: the causal part is triu(diagonal=1), not triu(0)": (
+            torch.ones(length, length, dtype=torch.bool).triu() | target_pad,
+            source,
+        ),
+        "the target's <pad> keys are not masked (or only the causal part is returned)": (
+            later.expand(len(tgt_in_ids), 1, -1, -1),
+            source,
+        ),
+        "padding masked as queries (rows), not as keys (columns): [:, None, None, :]": (
+            later | rows,
+            source,
+        ),
+        "the source's <pad> keys are not masked": (
+            right[0],
+            torch.zeros_like(source),
+        ),
+    }
+
+
+def _as_mask(mask: Any, shape: tuple[int, ...]) -> torch.Tensor | str:
+    """``mask`` broadcast to ``shape`` (batch, 1 or heads, queries, keys), or why it cannot be."""
+    if not isinstance(mask, torch.Tensor):
+        return f"expected a tensor, got {type(mask).__name__}"
+    if mask.dtype != torch.bool:
+        return f"expected a boolean mask (True = may not attend), got dtype {mask.dtype}"
+    if mask.dim() != 4:
+        return f"expected 4 axes (batch, heads, queries, keys), got shape {tuple(mask.shape)}"
+    try:
+        return mask.expand(shape)
+    except RuntimeError:
+        return (
+            f"shape {tuple(mask.shape)} does not broadcast to (batch, 1, queries, keys) = {shape}"
+        )
+
+
+def _leaks(masks: tuple[torch.Tensor, torch.Tensor], src_ids, tgt_in_ids, pad_id: int) -> str:
+    """Run a small decoder stack under ``masks``; '' if no output reads a later target token or a
+    source ``<pad>``, else what leaked."""
+    from attention_to_bert.transformer import Transformer
+
+    generator = torch.Generator().manual_seed(61)
+    torch_state = torch.random.get_rng_state()
+    try:
+        torch.manual_seed(61)
+        stack = Transformer(8, 2, 1, 1, 16, dropout=0.0).double().eval()
+    finally:
+        torch.random.set_rng_state(torch_state)
+    vocab = int(max(src_ids.max(), tgt_in_ids.max(), pad_id)) + 2
+    table = torch.randn(vocab, 8, generator=generator, dtype=torch.float64)
+
+    def outputs(src, tgt):
+        memory = table[src]
+        for layer in stack.encoder_layers:
+            memory, _ = layer(memory, masks[1])
+        t = table[tgt]
+        for layer in stack.decoder_layers:
+            t, _, _ = layer(t, memory, masks[0], masks[1])
+        return t
+
+    with torch.no_grad():
+        base = outputs(src_ids, tgt_in_ids)
+        later = tgt_in_ids.clone()
+        later[:, -1] = (later[:, -1] + 1) % vocab
+        changed = outputs(src_ids, later)
+        if not torch.allclose(base[:, :-1], changed[:, :-1]):
+            return "changing the last target token changed earlier positions' outputs"
+        padded = src_ids.clone()
+        padded[src_ids == pad_id] = (pad_id + 1) % vocab
+        changed = outputs(padded, tgt_in_ids)
+        real = tgt_in_ids != pad_id
+        if not torch.allclose(base[real], changed[real]):
+            return "changing the source's <pad> tokens changed the outputs"
+    return ""
+
+
+def transformer_masks(candidate: Callable[..., Any]) -> bool:
+    """Check ``candidate(src_ids, tgt_in_ids, pad_id)``: the decoder's self-attention mask (causal
+    and the target's padding, broadcastable to (batch, heads, tgt_len, tgt_len)) and the source's
+    padding mask (broadcastable to (batch, heads, queries, src_len)), True = may not attend, and a
+    leak test: under them no output reads a later target token or a source ``<pad>``."""
+    checker = Checker("transformer_masks")
+    generator = torch.Generator().manual_seed(62)
+    for batch, src_len, tgt_len, pad_id in [(2, 5, 4, 0), (3, 6, 5, 1), (4, 3, 6, 2)]:
+        batch, src_len, tgt_len = vary(batch, src_len, tgt_len)
+        case = f"batch {batch}, source length {src_len}, target length {tgt_len}, pad_id {pad_id}"
+        src = torch.randint(pad_id + 1, pad_id + 9, (batch, src_len), generator=generator)
+        tgt = torch.randint(pad_id + 1, pad_id + 9, (batch, tgt_len), generator=generator)
+        for row in range(1, batch):  # every row but the first padded at the end
+            src[row, src_len - row % src_len or 1 :] = pad_id
+            tgt[row, max(1, tgt_len - row) :] = pad_id
+        result = checker.call(
+            candidate,
+            src.clone(),
+            tgt.clone(),
+            pad_id,
+            case=case,
+            pair="(decoder mask, source mask)",
+        )
+        if result is None:
+            continue
+        wanted = {
+            "decoder mask": (batch, 1, tgt_len, tgt_len),
+            "source mask": (batch, 1, 1, src_len),
+        }
+        actual = []
+        for part, (name, shape) in zip(result, wanted.items(), strict=True):
+            mask = _as_mask(part, shape)
+            if isinstance(mask, str):
+                checker.expect(False, f"{case}: the {name}: {mask}")
+                break
+            actual.append(mask)
+        if len(actual) < 2:
+            continue
+        variants = _masks_of(src, tgt, pad_id)
+        right = tuple(
+            m.expand(s) for m, s in zip(variants.pop("right"), wanted.values(), strict=True)
+        )
+        if all(torch.equal(a, r) for a, r in zip(actual, right, strict=True)):
+            leak = _leaks(tuple(actual), src, tgt, pad_id)
+            checker.expect(not leak, f"{case}: leak test: {leak}")
+            continue
+        message = next(
+            (
+                text
+                for text, masks in variants.items()
+                if all(
+                    torch.equal(a, m.expand(s))
+                    for a, m, s in zip(actual, masks, wanted.values(), strict=True)
+                )
+            ),
+            None,
+        )
+        if message is None:
+            leak = _leaks(tuple(actual), src, tgt, pad_id)
+            names = list(wanted)
+            wrong = [
+                n for n, a, r in zip(names, actual, right, strict=True) if not torch.equal(a, r)
+            ]
+            verb = (
+                "differs from the expected one"
+                if len(wrong) == 1
+                else "differ from the expected ones"
+            )
+            message = f"the {' and the '.join(wrong)} {verb}" + (
+                f"; leak test: {leak}" if leak else ""
+            )
+        checker.expect(False, f"{case}: {message}")
     return checker.report()

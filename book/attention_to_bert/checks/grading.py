@@ -56,6 +56,7 @@ SOLVED_BY: dict[str, tuple[str, ...]] = {
     "cross_attention": ("attention.attention", "multihead.MultiHeadAttention"),
     "beam_step": ("translator.beam_step",),
     "pre_ln_encoder_layer": (),  # the package's layers are post-LN only
+    "transformer_masks": ("masks.combine_masks",),  # causal_mask is a building block
     "mlm_mask": ("pretraining.mask_tokens",),
     "pretraining_loss": ("pretraining.pretraining_losses",),  # BERT's recipe (15%, NSP)
     "static_vectors": ("classifier._static_vectors",),  # the fine-tuning baseline
