@@ -101,7 +101,7 @@ class MultiHeadAttention(nn.Module):
             q, k, v = F.linear(query, weight, bias).chunk(3, dim=-1)
         else:
             q, k, v = self.q_proj(query), self.k_proj(key), self.v_proj(value)
-        # (batch, len, d_model) -> (batch, heads, len, head_dim), as split_heads (checked once above)
+        # (batch, len, d_model) -> (batch, heads, len, head_dim), as split_heads does
         q, k, v = (x.unflatten(2, (self.num_heads, -1)).transpose(1, 2) for x in (q, k, v))
         # (batch, heads, query_len, key_len)
         scores = (q * self.head_dim**-0.5) @ k.transpose(-2, -1)
