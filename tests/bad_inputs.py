@@ -976,6 +976,23 @@ bad("FixedWeights(num_positions=0)", "num_positions")(lambda: LK.FixedWeights(0)
 bad("SimilarityWeights(hard='yes')", "hard")(lambda: LK.SimilarityWeights(8, hard="yes"))
 bad("ConcatenatedMLP(hidden=0)", "hidden")(lambda: LK.ConcatenatedMLP(hidden=0))
 bad("SharedItemMLP(hidden=0)", "hidden")(lambda: LK.SharedItemMLP(hidden=0))
+bad("lookup_data rotation of the wrong shape", "rotation")(
+    lambda: LK.lookup_data(4, 0, rotation=torch.eye(3))
+)
+bad("hidden_rotation(key_size=0)", "key_size")(lambda: LK.hidden_rotation(0))
+
+
+@valid("lookup: hidden_rotation is orthogonal; a rotated query is the rotated plain one")
+def _():
+    rotation = LK.hidden_rotation()
+    plain = LK.lookup_data(4, 0)
+    rotated = LK.lookup_data(4, 0, rotation=rotation)
+    return (
+        torch.allclose(rotation @ rotation.T, torch.eye(8), atol=1e-5)
+        and torch.equal(rotation, LK.hidden_rotation())
+        and torch.allclose(rotated[0], plain[0] @ rotation.T)
+        and all(torch.equal(a, b) for a, b in zip(rotated[1:], plain[1:], strict=True))
+    )
 
 
 @valid("lookup: SharedItemMLP gives a distribution that ignores the order of the items")

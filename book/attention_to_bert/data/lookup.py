@@ -3,7 +3,9 @@ lab 1.1 and 1.2).
 
 Each example holds ``n`` items, each a random key (``d`` numbers) and a label (one of ``n``
 classes, as a one-hot value); the query is one item's key plus noise, and the answer is that item's
-label. Where the item sits is drawn from ``PRIOR``, which favours the first positions, so that
+label; with a ``rotation`` R, the query is that noisy key seen through R (``R (k + noise)``), so
+that the plain dot product no longer finds the item and the score's ``W`` must be learned. Where
+the item sits is drawn from ``PRIOR``, which favours the first positions, so that
 weights fixed per position have something to learn. Three models share the read-out
 ``output = sum_i a_i v_i`` (a distribution over the labels) and differ in the weights ``a``:
 
@@ -27,14 +29,31 @@ from torch import Tensor, nn
 from attention_to_bert.validate import check_instance, check_int, check_number
 
 PRIOR = (0.4, 0.2, 0.1, 0.1, 0.05, 0.05, 0.05, 0.05)  # where the wanted item sits, by position
+ROTATION_SEED = 5  # the lesson's hidden rotation
+
+
+def hidden_rotation(key_size: int = 8, seed: int = ROTATION_SEED) -> Tensor:
+    """A random rotation ``(key_size, key_size)`` drawn with ``seed``: the Q of the QR decomposition
+    of a Gaussian matrix, its columns' signs fixed so that the draw is unique."""
+    check_int("key_size", key_size)
+    check_int("seed", seed, minimum=0)
+    generator = torch.Generator().manual_seed(seed)
+    q, r = torch.linalg.qr(torch.randn(key_size, key_size, generator=generator))
+    return q * torch.sign(torch.diagonal(r))
 
 
 def lookup_data(
-    size: int, seed: int, noise: float = 0.3, prior: tuple[float, ...] = PRIOR, key_size: int = 8
+    size: int,
+    seed: int,
+    noise: float = 0.3,
+    prior: tuple[float, ...] = PRIOR,
+    key_size: int = 8,
+    rotation: Tensor | None = None,
 ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """``size`` examples of the look-up task, drawn with ``seed``: query ``(size, d)``, keys
     ``(size, n, d)``, one-hot values ``(size, n, n)`` and the wanted labels ``(size,)``; ``n`` is
-    ``len(prior)``, ``d`` is ``key_size``."""
+    ``len(prior)``, ``d`` is ``key_size``. A ``rotation`` ``(d, d)`` turns each query ``x`` into
+    ``rotation @ x``."""
     check_int("size", size)
     check_int("seed", seed, minimum=0)
     check_number("noise", noise)
@@ -42,6 +61,12 @@ def lookup_data(
     check_instance("prior", prior, tuple, "a tuple of probabilities, one a position")
     if len(prior) < 2 or min(prior) < 0 or abs(sum(prior) - 1) > 1e-6:
         raise ValueError(f"prior must be >= 2 probabilities >= 0 that sum to 1, got {prior}")
+    if rotation is not None:
+        check_instance("rotation", rotation, Tensor, "a (key_size, key_size) tensor")
+        if tuple(rotation.shape) != (key_size, key_size):
+            raise ValueError(
+                f"rotation must have shape ({key_size}, {key_size}), got {tuple(rotation.shape)}"
+            )
     n = len(prior)
     generator = torch.Generator().manual_seed(seed)
     keys = torch.randn(size, n, key_size, generator=generator)
@@ -49,6 +74,8 @@ def lookup_data(
     where = torch.multinomial(torch.tensor(prior).expand(size, n), 1, generator=generator)[:, 0]
     rows = torch.arange(size)
     query = keys[rows, where] + noise * torch.randn(size, key_size, generator=generator)
+    if rotation is not None:
+        query = query @ rotation.T
     return query, keys, F.one_hot(labels, n).float(), labels[rows, where]
 
 
