@@ -355,3 +355,18 @@ def test_mean_pool_of_a_row_without_tokens_is_zero():
     assert torch.allclose(pooled[0], hidden[0, :2].mean(0)) and torch.equal(
         pooled[1], torch.zeros(4)
     )
+
+
+def test_says_next_scores_each_pair_as_if_alone_and_refuses_no_pairs():
+    model, tokenizer, _ = pretraining.load_pretrained(pretraining.DICTIONARY)
+    pairs = [
+        ("a domesticated carnivorous mammal", "the dog barked all night"),
+        ("move fast", "he ran to the store before it closed for the day"),
+        ("the dog barked all night", "a domesticated carnivorous mammal"),
+    ]
+    alone = [pretraining.says_next(model, tokenizer, [pair]) for pair in pairs]
+    assert set(alone) <= {0.0, 1.0}
+    together = pretraining.says_next(model, tokenizer, pairs)  # padded
+    assert together == pytest.approx(sum(alone) / len(alone))
+    with pytest.raises(ValueError, match="at least one"):
+        pretraining.says_next(model, tokenizer, [])

@@ -236,6 +236,31 @@ def pretraining_losses(
     return mlm_loss, nsp_loss, mlm_correct, nsp_correct
 
 
+@torch.no_grad()
+def says_next(
+    model: BertForPreTraining, tokenizer: Any, pairs: list[tuple[str, str]], cut: int = 22
+) -> float:
+    """The share of ``(A, B)`` text pairs that ``model``'s NSP head calls "B follows A" (class 0).
+    Each pair is encoded as ``[CLS] A [SEP] B [SEP]`` (A cut to ``cut`` pieces, B to ``cut + 1``),
+    padded, with segment 1 from B on; no position is asked for vocabulary scores."""
+    check_instance("model", model, BertForPreTraining)
+    if not pairs:
+        raise ValueError("pairs must hold at least one (A, B) pair, got none")
+    check_strings("pairs", [text for pair in pairs for text in pair])
+    check_int("cut", cut, minimum=1)
+    cls_id, sep_id = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
+    rows, types = [], []
+    for a, b in pairs:
+        a_ids = tokenizer.encode(a, add_special_tokens=False).ids[:cut]
+        b_ids = tokenizer.encode(b, add_special_tokens=False).ids[: cut + 1]
+        rows.append([cls_id, *a_ids, sep_id, *b_ids, sep_id])
+        types.append([0] * (len(a_ids) + 2) + [1] * (len(b_ids) + 1))
+    ids, segments = pad_sequences(rows), pad_sequences(types)
+    nothing = torch.zeros_like(ids, dtype=torch.bool)  # no MLM question
+    _, nsp = model.eval()(ids, segments, (ids != 0).long(), nothing)
+    return (nsp.argmax(-1) == 0).float().mean().item()
+
+
 def load_tokenizer(folder: Path | str | Traversable = SHIPPED) -> Any:
     """The book's WordPiece tokenizer (``tokenizers.Tokenizer``) from ``folder`` (default: shipped)."""
     from tokenizers import Tokenizer
