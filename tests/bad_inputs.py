@@ -737,6 +737,16 @@ bad("PairSampler.batch(0)", "size")(lambda: sampler.batch(0))
 bad("pretraining_losses a batch without special", "batch")(
     lambda: PT.pretraining_losses(tiny_pretraining, {"input_ids": ids}, 4, torch.Generator())
 )
+bad("says_next a string as the model", "model")(
+    lambda: PT.says_next("x", tokenizer(), [("a cat", "a dog")])
+)
+bad("says_next no pairs", "pairs")(lambda: PT.says_next(tiny_pretraining, tokenizer(), []))
+bad("says_next pairs of numbers", "pairs")(
+    lambda: PT.says_next(tiny_pretraining, tokenizer(), [(1, 2)])
+)
+bad("says_next(cut=0)", "cut")(
+    lambda: PT.says_next(tiny_pretraining, tokenizer(), [("a cat", "a dog")], cut=0)
+)
 bad("load_tokenizer(3)", "folder")(lambda: PT.load_tokenizer(3))
 bad("load_pretrained(3)", "folder")(lambda: PT.load_pretrained(3))
 bad("unigram_counts float ids", "documents")(lambda: PT.unigram_counts([[[1.5]]], 10))

@@ -257,7 +257,9 @@ def says_next(
         types.append([0] * (len(a_ids) + 2) + [1] * (len(b_ids) + 1))
     ids, segments = pad_sequences(rows), pad_sequences(types)
     nothing = torch.zeros_like(ids, dtype=torch.bool)  # no MLM question
+    was_training = model.training
     _, nsp = model.eval()(ids, segments, (ids != 0).long(), nothing)
+    model.train(was_training)  # the model's mode as it came
     return (nsp.argmax(-1) == 0).float().mean().item()
 
 
