@@ -38,9 +38,7 @@ def test_the_reader_facing_modules_stay_under_the_ceiling():
     sizes = counted()
     assert "seq2seq.py" in sizes and "plotting.py" not in sizes
     total = sum(sizes.values())
-    assert total <= CEILING, (
-        f"{total} counted lines (ceiling {CEILING}, goal < {GOAL}): {sizes}"
-    )
+    assert total <= CEILING, f"{total} counted lines (ceiling {CEILING}, goal < {GOAL}): {sizes}"
 
 
 @pytest.mark.parametrize(
