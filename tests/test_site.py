@@ -68,7 +68,7 @@ def test_links_to_the_published_site_become_links_inside_the_site(built_site):
 
 
 def test_the_training_losses_of_chapter_8_are_shown_not_folded(built_site):
-    # the shipped run's long curves live in Lab 8.2 (the lesson draws the live run's plateau)
+    # the shipped run's two-panel curves live in Lab 8.2 (the lesson, section 8.4, draws its MLM loss)
     html = (built_site / "book" / "labs" / "08_pretraining_lab.html").read_text(encoding="utf-8")
     image = html.index("training losses (means over 50 steps)")
     cell = html.rindex('<div class="cell', 0, image)

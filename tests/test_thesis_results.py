@@ -99,3 +99,21 @@ def test_the_paired_bootstrap_resamples_seeds_and_sentences():
     assert result["mean"] == 0.5 and result["low"] < 0.5 < result["high"]
     same = bootstrap(a, a, truth, draws=50)
     assert same == {"mean": 0.0, "low": 0.0, "high": 0.0}
+
+
+def test_the_pooling_runs_read_the_thesis_features_on_the_thesis_draws():
+    """``ch08_pooling.json`` (``experiments/ch08_pooling.py``, Lab 8.12): one cell per vector read,
+    size and seed; its mean row is the thesis test's frozen row (the same frozen features, the same
+    draws and penalty grid), so the [CLS] and pooled rows are compared like with like."""
+    shipped = results.load("ch08_pooling")
+    thesis = results.load("ch08_thesis")
+    script = load_script("experiments/ch08_pooling.py")
+    assert set(shipped["penalty"]) == set(script.READS)
+    for read in script.READS:
+        for size in shipped["sizes"]:
+            cells = [c for c in shipped["cells"] if (c["read"], c["size"]) == (read, size)]
+            assert sorted(c["seed"] for c in cells) == list(range(shipped["seeds"]))
+            assert all(0 <= c["score"] <= 1 for c in cells)
+            if read == "mean":
+                mean = sum(c["score"] for c in cells) / len(cells)
+                assert abs(mean - thesis["means"]["frozen"][str(size)]) < 1e-3, size

@@ -1625,7 +1625,7 @@ def ch7_task_heads() -> Canvas:
 def ch8_finetuning() -> Canvas:
     """Fine-tuning: the mean of the output vectors, one new linear layer, every weight trained."""
     c = Canvas(10.2, 5.3)
-    tokens = ["[CLS]", "not", "a", "good", "bargain", ".", "[SEP]"]
+    tokens = ["[CLS]", "a", "hen", "that", "lays", "eggs", "[SEP]"]
     xs = [1.1 + 1.33 * k for k in range(len(tokens))]
     for k, (x, token) in enumerate(zip(xs, tokens, strict=True)):
         c.box(x, 0.7, 1.12, 0.42, _tt(token), "input", size=FONT - 1)
@@ -1636,7 +1636,7 @@ def ch8_finetuning() -> Canvas:
     c.text(
         5.1,
         0.22,
-        "one real review sentence (UCI, Amazon), one sequence",
+        "one WordNet definition (section 8.6's task), one sequence",
         size=FONT - 2,
         color=MUTED,
     )
@@ -1661,7 +1661,7 @@ def ch8_finetuning() -> Canvas:
     c.arrow((5.1, 4.19), (5.1, 4.52))
     c.box(5.1, 4.78, 2.1, 0.5, "new linear layer", "op", size=FONT - 1, lw=2.2)
     c.arrow((6.15, 4.78), (6.75, 4.78))
-    c.text(7.75, 4.78, "positive / negative", size=FONT - 1)
+    c.text(8.0, 4.78, "8 scores: noun.animal, ...", size=FONT - 1)
     c.text(2.5, 4.78, "the only new weights", size=FONT - 2, color=INK)
     return c
 
