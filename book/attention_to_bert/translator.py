@@ -50,7 +50,7 @@ class Seq2SeqTransformer(nn.Module):
         self.positional_encoding = PositionalEncoding(d_model, max_len, dropout)
         self.transformer = Transformer(d_model, num_heads, num_layers, num_layers, d_ff, dropout)
         self.generator = nn.Linear(d_model, tgt_vocab_size)
-        # std d_model^-0.5: after the √d_model scaling, entries of std 1, as the positions
+        # std d_model^-0.5: after the √d_model scaling, std 1, near the positions' RMS 1/√2
         for embedding in (self.src_embedding, self.tgt_embedding):
             nn.init.normal_(embedding.weight, std=d_model**-0.5)
             nn.init.zeros_(embedding.weight[pad_id])
