@@ -50,7 +50,8 @@ SCORER = (
 # a line (the first, or one after the cell's imports) of each chapter cell the runs need after
 # the setup cells (the install guard, then the imports and set_seed), in chapter order
 CELLS = (
-    "# chapter 4's positions, the stack of 6.4",  # what the model cell imports
+    "# chapter 5's attention; the stack of 6.4",  # what the layers need
+    "# folded: chapter 4's positions, and checks of sizes and ids",  # what the model imports
     "# attention_to_bert/translator.py: Seq2SeqTransformer",  # the model, on the page
     "splits = date_splits(seed=0)",  # the data
     "def attend(",  # greedy decoding with a KV cache
