@@ -30,6 +30,7 @@ import ch08_thesis as thesis  # noqa: E402
 
 from attention_to_bert import pretraining  # noqa: E402
 from attention_to_bert.data.everyday import THESIS_CLASSES, thesis_split  # noqa: E402
+from attention_to_bert.finetuning import mean_pool  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "book" / "attention_to_bert" / "results" / "ch08_pooling.json"
@@ -47,11 +48,11 @@ def vectors(texts: list[str]) -> dict[str, torch.Tensor]:
     for start in range(0, len(ids), 256):
         x = thesis.trim(ids[start : start + 256])
         mask = (x != 0).long()
-        hidden = model.bert(x, None, mask)[0]
-        weight = mask.unsqueeze(-1).float()
-        out["mean"].append((hidden * weight).sum(1) / weight.sum(1))
+        output = model.bert(x, None, mask)
+        hidden = output.last_hidden_state
+        out["mean"].append(mean_pool(hidden, mask))
         out["cls"].append(hidden[:, 0])
-        out["pooler"].append(torch.tanh(model.bert.pooler.dense(hidden[:, 0])))
+        out["pooler"].append(output.pooler_output)  # tanh(W h_[CLS] + b), as the forward made it
     return {read: torch.cat(rows) for read, rows in out.items()}
 
 
