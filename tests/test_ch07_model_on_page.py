@@ -12,6 +12,7 @@ import pytest
 from helpers import ROOT
 
 sys.path.insert(0, str(ROOT / "scripts" / "notebooks"))
+from reading_budget import hidden as folded  # noqa: E402
 from sync_model_cells import definitions, marked_cells  # noqa: E402
 
 CHAPTER = ROOT / "book" / "07_bert.ipynb"
@@ -55,11 +56,6 @@ def test_the_chapter_shows_bert_from_the_attention_to_the_model():
         for name in definitions(cell.source)
     }
     assert PLAIN <= plain, f"not in view: {PLAIN - plain}"
-
-
-def folded(cell) -> bool:
-    hidden = {"hide-cell", "hide-input", "remove-cell"} & set(cell.metadata.get("tags", []))
-    return bool(hidden) or bool(cell.metadata.get("jupyter", {}).get("source_hidden"))
 
 
 @pytest.mark.parametrize("name", sorted(SHOWN))
