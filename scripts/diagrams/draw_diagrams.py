@@ -988,6 +988,102 @@ def ch5_multi_head() -> Canvas:
     return c
 
 
+def ch5_split_heads() -> Canvas:
+    """The batched form's reshape: n x d_model -> n x h x d_k -> h x n x d_k -> (attention) -> concat."""
+    c = Canvas(10.6, 4.6)
+    colours = ["#fde0c5", "#fbcfa3", "#f8bd82", "#f5ab62"]
+    n_rows, top = 5, 3.45  # positions drawn, the top edge of every tensor
+    cell_h = 0.3  # one position's row
+    height = n_rows * cell_h
+
+    def grid(x0: float, widths: list[float], gap: float, shades: list[str]) -> None:
+        """n rows of h coloured column groups, `gap` apart."""
+        x = x0
+        for w, shade in zip(widths, shades, strict=True):
+            for r in range(n_rows):
+                y = top - (r + 1) * cell_h
+                c.rect(x, y, w, cell_h, "query", lw=0.6, facecolor=shade)
+            x += w + gap
+
+    def caption(x: float, code: str, shape: str) -> None:
+        c.text(x, top + 0.55, code, size=FONT - 1, family="DejaVu Sans Mono")
+        c.text(x, top + 0.22, shape, size=FONT - 1, color=MUTED)
+
+    # 1. all heads side by side
+    x1, group = 0.45, 0.36
+    grid(x1, [group] * 4, 0.0, colours)
+    caption(x1 + 2 * group, "x @ W_q", r"$n \times d_{\mathrm{model}}$")
+    c.text(x1 - 0.15, top - height / 2, r"$n$", size=FONT, color=MUTED)
+    c.text(x1 + group / 2, top - height - 0.2, r"$d_k$", size=FONT - 1, color=MUTED)
+    c.arrow((x1 + 4 * group + 0.12, top - height / 2), (x1 + 4 * group + 0.62, top - height / 2))
+    # 2. the last axis split into h groups of d_k (the same numbers)
+    x2 = x1 + 4 * group + 0.8
+    grid(x2, [group] * 4, 0.08, colours)
+    caption(x2 + 2 * group + 0.12, ".view(n, h, d_k)", r"$n \times h \times d_k$")
+    for k in range(4):
+        c.text(
+            x2 + k * (group + 0.08) + group / 2,
+            top - height - 0.2,
+            str(k) if k < 3 else r"$h{-}1$",
+            size=FONT - 2,
+            color=MUTED,
+        )
+    x3 = x2 + 4 * group + 0.24 + 0.18
+    c.arrow((x3, top - height / 2), (x3 + 0.5, top - height / 2))
+    # 3. the head axis in front: a batch of h matrices n x d_k
+    x4 = x3 + 0.75
+    for k in range(3, -1, -1):  # back to front
+        dx, dy = 0.3 * k, 0.2 * k
+        for r in range(n_rows):
+            c.rect(
+                x4 + dx,
+                top - (r + 1) * cell_h + dy - 0.75,
+                group,
+                cell_h,
+                "query",
+                lw=0.6,
+                facecolor=colours[k],
+            )
+        c.text(
+            x4 + dx + group / 2,
+            top - 0.75 + dy + 0.1,
+            str(k) if k < 3 else r"$h{-}1$",
+            size=FONT - 3,
+            color=MUTED,
+        )
+    caption(x4 + 0.65, ".transpose(0, 1)", r"$h \times n \times d_k$")
+    c.text(x4 + 0.65, 0.95, "a batch of $h$ matrices,", size=FONT - 2, color=MUTED)
+    c.text(x4 + 0.65, 0.7, "one $n \\times d_k$ per head", size=FONT - 2, color=MUTED)
+    x5 = x4 + 1.65
+    c.arrow(
+        (x5, top - height / 2),
+        (x5 + 1.3, top - height / 2),
+        label="attention,\nper head",
+        label_size=FONT - 2,
+        label_offset=(0.0, 0.45),
+    )
+    # 4. back: transpose again and merge the last two axes = Concat
+    x6 = x5 + 1.5
+    grid(x6, [group] * 4, 0.0, colours)
+    c.text(x6 + 2 * group, top + 0.85, ".transpose(0, 1)", size=FONT - 1, family="DejaVu Sans Mono")
+    caption(x6 + 2 * group, ".reshape(n, d_model)", r"$n \times d_{\mathrm{model}}$")
+    c.text(
+        x6 + 2 * group,
+        top - height - 0.22,
+        r"$= \mathrm{Concat}(\mathrm{head}_0, \dots, \mathrm{head}_{h-1})$",
+        size=FONT - 1,
+    )
+    c.text(
+        5.3,
+        0.3,
+        "drawn for one sequence with 4 heads; the code's first axis is the batch: .view(batch, n, h, d_k),"
+        " .transpose(1, 2)",
+        size=FONT - 3,
+        color=MUTED,
+    )
+    return c
+
+
 def _grid(
     c: Canvas,
     x0: float,
@@ -1675,6 +1771,7 @@ DIAGRAMS: dict[str, Callable[[], Canvas]] = {
     "ch4_self_attention": ch4_self_attention,
     "ch4_positional_curves": ch4_positional_curves,
     "ch5_multi_head": ch5_multi_head,
+    "ch5_split_heads": ch5_split_heads,
     "ch5_padding_mask": ch5_padding_mask,
     "ch5_causal_mask": ch5_causal_mask,
     "ch5_kv_cache": ch5_kv_cache,
