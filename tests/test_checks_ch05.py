@@ -364,7 +364,7 @@ def test_cached_decoding_checker_names_typical_mistakes(wrong, message, capsys):
     assert message in capsys.readouterr().out
 
 
-# --- head_importance (exercise 5.6) ---
+# --- head_importance (exercise 5.7) ---
 
 
 def _importance_by_hook(attention, x, loss_fn):
