@@ -9,8 +9,8 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from attention_to_bert.attention import AdditiveScore, attention, dot_score
-from attention_to_bert.masks import padding_mask_from_ids
+from attention_to_bert.attention import AdditiveScore, dot_score
+from attention_to_bert.masks import _masked_softmax, padding_mask_from_ids, weighted_sum
 from attention_to_bert.outputs import HANOutput
 from attention_to_bert.validate import (
     check_choice,
@@ -49,6 +49,10 @@ class BiGRUEncoder(nn.Module):
 
     def forward(self, inputs: Tensor, padding_mask: Tensor) -> Tensor:
         _check_padded("inputs", inputs, padding_mask, self.gru.weight_ih_l0)
+        return self._encode(inputs, padding_mask)
+
+    def _encode(self, inputs: Tensor, padding_mask: Tensor) -> Tensor:
+        # (batch, length, input_size), (batch, length) -> (batch, length, 2 * hidden_size): unchecked
         lengths = (~padding_mask).sum(dim=1)
         # the real elements first, in their order (the identity if the padding is at the end)
         order = torch.argsort(padding_mask.to(torch.uint8), dim=1, stable=True)
@@ -84,11 +88,22 @@ class ContextAttention(nn.Module):
 
     def forward(self, values: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
         _check_padded("values", values, padding_mask, self.key_projection.weight)
+        return self._pool(values, padding_mask)
+
+    def _pool(self, values: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
+        # (batch, length, input_size), (batch, length) -> (batch, input_size), (batch, length)
         # one query per sequence: (batch, 1, attention_size)
         query = self.context.expand(values.shape[0], 1, -1)
         keys = torch.tanh(self.key_projection(values))
-        pooled, weights = attention(query, keys, values, padding_mask[:, None, :], score=self.score)
-        return pooled.squeeze(1), weights.squeeze(1)
+        mask = padding_mask[:, None, :]  # (batch, 1, length): attention's steps, unchecked
+        weights = _masked_softmax(self._score(query, keys), mask)  # (batch, 1, length)
+        return weighted_sum(weights, values, mask).squeeze(1), weights.squeeze(1)
+
+    def _score(self, query: Tensor, keys: Tensor) -> Tensor:
+        # (batch, 1, attention_size), (batch, length, attention_size) -> (batch, 1, length)
+        if self.score is dot_score:  # dot_score and AdditiveScore without their checks
+            return query @ keys.transpose(-2, -1)
+        return self.score.score_projected(query, self.score.key_projection(keys))
 
     def extra_repr(self) -> str:
         return f"score={self.score_name!r}"
@@ -100,6 +115,10 @@ class MeanPooling(nn.Module):
 
     def forward(self, values: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
         _check_padded("values", values, padding_mask)
+        return self._pool(values, padding_mask)
+
+    def _pool(self, values: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
+        # (batch, length, size), (batch, length) -> (batch, size), (batch, length)
         present = (~padding_mask).to(values.dtype)
         weights = present / present.sum(dim=1, keepdim=True).clamp_min(1.0)  # all padding: 0
         return (weights.unsqueeze(-1) * values).sum(dim=1), weights
@@ -152,16 +171,16 @@ class HierarchicalAttentionNetwork(nn.Module):
 
         # Word level: every sentence of every document is one sequence.
         flat_mask = word_padding_mask.reshape(documents * sentences, words)
-        word_states = self.word_encoder(
+        word_states = self.word_encoder._encode(  # the layers unchecked: the ids were checked
             self.embedding(word_ids.reshape(documents * sentences, words)), flat_mask
         )
-        sentence_vectors, word_weights = self.word_attention(word_states, flat_mask)
+        sentence_vectors, word_weights = self.word_attention._pool(word_states, flat_mask)
 
         # Sentence level: every document is one sequence of sentence vectors.
         size = self.classifier.in_features
         sentence_vectors = sentence_vectors.reshape(documents, sentences, size)
-        sentence_states = self.sentence_encoder(sentence_vectors, sentence_padding_mask)
-        document_vectors, sentence_weights = self.sentence_attention(
+        sentence_states = self.sentence_encoder._encode(sentence_vectors, sentence_padding_mask)
+        document_vectors, sentence_weights = self.sentence_attention._pool(
             sentence_states, sentence_padding_mask
         )
         word_weights = word_weights.reshape(documents, sentences, words)
