@@ -47,12 +47,9 @@ class BiGRUEncoder(nn.Module):
         self.gru = nn.GRU(input_size, hidden_size, batch_first=True, bidirectional=True)
         self.output_size = 2 * hidden_size
 
-    def forward(self, inputs: Tensor, padding_mask: Tensor) -> Tensor:
-        _check_padded("inputs", inputs, padding_mask, self.gru.weight_ih_l0)
-        return self._encode(inputs, padding_mask)
-
-    def _encode(self, inputs: Tensor, padding_mask: Tensor) -> Tensor:
-        # (batch, length, input_size), (batch, length) -> (batch, length, 2 * hidden_size): unchecked
+    def forward(self, inputs: Tensor, padding_mask: Tensor, check: bool = True) -> Tensor:
+        if check:  # HierarchicalAttentionNetwork passes False: its forward checked once a call
+            _check_padded("inputs", inputs, padding_mask, self.gru.weight_ih_l0)
         lengths = (~padding_mask).sum(dim=1)
         # the real elements first, in their order (the identity if the padding is at the end)
         order = torch.argsort(padding_mask.to(torch.uint8), dim=1, stable=True)
@@ -83,27 +80,20 @@ class ContextAttention(nn.Module):
         self.key_projection = nn.Linear(input_size, attention_size)  # u_i = tanh(W h_i + b)
         self.context = nn.Parameter(torch.randn(attention_size) / attention_size**0.5)  # query u
         self.score_name = score
-        size = attention_size
-        self.score = dot_score if score == "dot" else AdditiveScore(size, size, size)
+        self.score = dot_score if score == "dot" else AdditiveScore(*[attention_size] * 3)
 
-    def forward(self, values: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
-        _check_padded("values", values, padding_mask, self.key_projection.weight)
-        return self._pool(values, padding_mask)
-
-    def _pool(self, values: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
-        # (batch, length, input_size), (batch, length) -> (batch, input_size), (batch, length)
-        # one query per sequence: (batch, 1, attention_size)
-        query = self.context.expand(values.shape[0], 1, -1)
+    def forward(self, values: Tensor, padding_mask: Tensor, check: bool = True):
+        if check:  # as BiGRUEncoder's
+            _check_padded("values", values, padding_mask, self.key_projection.weight)
+        query = self.context.expand(values.shape[0], 1, -1)  # one a sequence: (batch, 1, size)
         keys = torch.tanh(self.key_projection(values))
-        mask = padding_mask[:, None, :]  # (batch, 1, length): attention's steps, unchecked
-        weights = _masked_softmax(self._score(query, keys), mask)  # (batch, 1, length)
+        if self.score is dot_score:  # attention's steps, unchecked: scores (batch, 1, length)
+            scores = query @ keys.transpose(-2, -1)
+        else:
+            scores = self.score.score_projected(query, self.score.key_projection(keys))
+        mask = padding_mask[:, None, :]  # (batch, 1, length)
+        weights = _masked_softmax(scores, mask)
         return weighted_sum(weights, values, mask).squeeze(1), weights.squeeze(1)
-
-    def _score(self, query: Tensor, keys: Tensor) -> Tensor:
-        # (batch, 1, attention_size), (batch, length, attention_size) -> (batch, 1, length)
-        if self.score is dot_score:  # dot_score and AdditiveScore without their checks
-            return query @ keys.transpose(-2, -1)
-        return self.score.score_projected(query, self.score.key_projection(keys))
 
     def extra_repr(self) -> str:
         return f"score={self.score_name!r}"
@@ -113,12 +103,9 @@ class MeanPooling(nn.Module):
     """The baseline without attention: the plain mean of the unpadded states (uniform weights);
     ``forward(values, padding_mask)`` as ``ContextAttention``'s (True = padding)."""
 
-    def forward(self, values: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
-        _check_padded("values", values, padding_mask)
-        return self._pool(values, padding_mask)
-
-    def _pool(self, values: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
-        # (batch, length, size), (batch, length) -> (batch, size), (batch, length)
+    def forward(self, values: Tensor, padding_mask: Tensor, check: bool = True):
+        if check:  # as BiGRUEncoder's
+            _check_padded("values", values, padding_mask)
         present = (~padding_mask).to(values.dtype)
         weights = present / present.sum(dim=1, keepdim=True).clamp_min(1.0)  # all padding: 0
         return (weights.unsqueeze(-1) * values).sum(dim=1), weights
@@ -171,17 +158,16 @@ class HierarchicalAttentionNetwork(nn.Module):
 
         # Word level: every sentence of every document is one sequence.
         flat_mask = word_padding_mask.reshape(documents * sentences, words)
-        word_states = self.word_encoder._encode(  # the layers unchecked: the ids were checked
-            self.embedding(word_ids.reshape(documents * sentences, words)), flat_mask
-        )
-        sentence_vectors, word_weights = self.word_attention._pool(word_states, flat_mask)
+        embedded = self.embedding(word_ids.reshape(documents * sentences, words))
+        word_states = self.word_encoder(embedded, flat_mask, check=False)  # checked above
+        sentence_vectors, word_weights = self.word_attention(word_states, flat_mask, check=False)
 
         # Sentence level: every document is one sequence of sentence vectors.
         size = self.classifier.in_features
         sentence_vectors = sentence_vectors.reshape(documents, sentences, size)
-        sentence_states = self.sentence_encoder._encode(sentence_vectors, sentence_padding_mask)
-        document_vectors, sentence_weights = self.sentence_attention._pool(
-            sentence_states, sentence_padding_mask
+        sentence_states = self.sentence_encoder(sentence_vectors, sentence_padding_mask, False)
+        document_vectors, sentence_weights = self.sentence_attention(
+            sentence_states, sentence_padding_mask, False
         )
         word_weights = word_weights.reshape(documents, sentences, words)
         return HANOutput(self.classifier(document_vectors), sentence_weights, word_weights)

@@ -216,11 +216,8 @@ class Seq2Seq(nn.Module):
             raise ValueError(
                 f"lengths must lie in 1..{source.shape[1]} (the source length), got {lengths.tolist()}"
             )
-        # (batch, S), True = padding: masks.padding_mask, whose checks the lines above made
-        mask = (
-            torch.arange(source.shape[1], device=source.device)
-            >= lengths.to(source.device)[:, None]
-        )
+        positions = torch.arange(source.shape[1], device=source.device)  # padding_mask, unchecked:
+        mask = positions >= lengths.to(source.device)[:, None]  # (batch, S), True = padding
         if (mask & (source != self.encoder.pad_id)).any():
             raise ValueError("lengths must count every token: a source has tokens after its length")
         outputs, final = self.encoder(source, lengths)

@@ -39,8 +39,7 @@ def check_fraction(name: str, value: object, one: bool = False) -> None:
 
 
 def check_instance(name: str, value: object, kind: type | tuple[type, ...], what: str = "") -> None:
-    """An instance of ``kind`` (a class, or a tuple of them; a bool is no int); ``what`` names it
-    ("a list of str")."""
+    """An instance of ``kind`` (a class or a tuple of them; a bool is no int), ``what`` its name."""
     kinds = kind if isinstance(kind, tuple) else (kind,)
     if not isinstance(value, kinds) or (isinstance(value, bool) and int in kinds):
         what = what or "a " + " or ".join(k.__name__ for k in kinds)
