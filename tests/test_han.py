@@ -175,19 +175,3 @@ def test_padding_anywhere_is_skipped_like_padding_at_the_end():
     assert torch.allclose(a.logits, b.logits, atol=1e-6)
     assert torch.allclose(a.sentence_weights[0, [0, 2, 3, 1]], b.sentence_weights[0], atol=1e-6)
     assert a.sentence_weights[0, 1] == 0 and a.word_weights[0, 0, 1] == 0
-
-
-def test_the_network_checks_its_arguments_once_a_call(monkeypatch):
-    """Issue 52: HierarchicalAttentionNetwork.forward checks the ids and the mask, then runs its
-    layers with check=False; a layer called by itself still checks its input."""
-    from attention_to_bert import han
-
-    calls = []
-    checked = han._check_padded
-    monkeypatch.setattr(han, "_check_padded", lambda *args: calls.append(1) or checked(*args))
-    for pooling in ("attention", "mean"):
-        HierarchicalAttentionNetwork(VOCAB, pooling=pooling)(_word_ids())
-    assert calls == []
-    ContextAttention(4, 3)(torch.randn(2, 5, 4), torch.zeros(2, 5, dtype=torch.bool))
-    BiGRUEncoder(4, 3)(torch.randn(2, 5, 4), torch.zeros(2, 5, dtype=torch.bool))
-    assert len(calls) == 2

@@ -9,8 +9,8 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from attention_to_bert.attention import AdditiveScore, dot_score
-from attention_to_bert.masks import _masked_softmax, padding_mask_from_ids, weighted_sum
+from attention_to_bert.attention import AdditiveScore, attention, dot_score
+from attention_to_bert.masks import padding_mask_from_ids
 from attention_to_bert.outputs import HANOutput
 from attention_to_bert.validate import (
     check_choice,
@@ -47,9 +47,8 @@ class BiGRUEncoder(nn.Module):
         self.gru = nn.GRU(input_size, hidden_size, batch_first=True, bidirectional=True)
         self.output_size = 2 * hidden_size
 
-    def forward(self, inputs: Tensor, padding_mask: Tensor, check: bool = True) -> Tensor:
-        if check:  # HierarchicalAttentionNetwork passes False: its forward checked once a call
-            _check_padded("inputs", inputs, padding_mask, self.gru.weight_ih_l0)
+    def forward(self, inputs: Tensor, padding_mask: Tensor) -> Tensor:
+        _check_padded("inputs", inputs, padding_mask, self.gru.weight_ih_l0)
         lengths = (~padding_mask).sum(dim=1)
         # the real elements first, in their order (the identity if the padding is at the end)
         order = torch.argsort(padding_mask.to(torch.uint8), dim=1, stable=True)
@@ -80,20 +79,16 @@ class ContextAttention(nn.Module):
         self.key_projection = nn.Linear(input_size, attention_size)  # u_i = tanh(W h_i + b)
         self.context = nn.Parameter(torch.randn(attention_size) / attention_size**0.5)  # query u
         self.score_name = score
-        self.score = dot_score if score == "dot" else AdditiveScore(*[attention_size] * 3)
+        size = attention_size
+        self.score = dot_score if score == "dot" else AdditiveScore(size, size, size)
 
-    def forward(self, values: Tensor, padding_mask: Tensor, check: bool = True):
-        if check:  # as BiGRUEncoder's
-            _check_padded("values", values, padding_mask, self.key_projection.weight)
-        query = self.context.expand(values.shape[0], 1, -1)  # one a sequence: (batch, 1, size)
+    def forward(self, values: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
+        _check_padded("values", values, padding_mask, self.key_projection.weight)
+        # one query per sequence: (batch, 1, attention_size)
+        query = self.context.expand(values.shape[0], 1, -1)
         keys = torch.tanh(self.key_projection(values))
-        if self.score is dot_score:  # attention's steps, unchecked: scores (batch, 1, length)
-            scores = query @ keys.transpose(-2, -1)
-        else:
-            scores = self.score.score_projected(query, self.score.key_projection(keys))
-        mask = padding_mask[:, None, :]  # (batch, 1, length)
-        weights = _masked_softmax(scores, mask)
-        return weighted_sum(weights, values, mask).squeeze(1), weights.squeeze(1)
+        pooled, weights = attention(query, keys, values, padding_mask[:, None, :], score=self.score)
+        return pooled.squeeze(1), weights.squeeze(1)
 
     def extra_repr(self) -> str:
         return f"score={self.score_name!r}"
@@ -103,9 +98,8 @@ class MeanPooling(nn.Module):
     """The baseline without attention: the plain mean of the unpadded states (uniform weights);
     ``forward(values, padding_mask)`` as ``ContextAttention``'s (True = padding)."""
 
-    def forward(self, values: Tensor, padding_mask: Tensor, check: bool = True):
-        if check:  # as BiGRUEncoder's
-            _check_padded("values", values, padding_mask)
+    def forward(self, values: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
+        _check_padded("values", values, padding_mask)
         present = (~padding_mask).to(values.dtype)
         weights = present / present.sum(dim=1, keepdim=True).clamp_min(1.0)  # all padding: 0
         return (weights.unsqueeze(-1) * values).sum(dim=1), weights
@@ -158,16 +152,17 @@ class HierarchicalAttentionNetwork(nn.Module):
 
         # Word level: every sentence of every document is one sequence.
         flat_mask = word_padding_mask.reshape(documents * sentences, words)
-        embedded = self.embedding(word_ids.reshape(documents * sentences, words))
-        word_states = self.word_encoder(embedded, flat_mask, check=False)  # checked above
-        sentence_vectors, word_weights = self.word_attention(word_states, flat_mask, check=False)
+        word_states = self.word_encoder(
+            self.embedding(word_ids.reshape(documents * sentences, words)), flat_mask
+        )
+        sentence_vectors, word_weights = self.word_attention(word_states, flat_mask)
 
         # Sentence level: every document is one sequence of sentence vectors.
         size = self.classifier.in_features
         sentence_vectors = sentence_vectors.reshape(documents, sentences, size)
-        sentence_states = self.sentence_encoder(sentence_vectors, sentence_padding_mask, False)
+        sentence_states = self.sentence_encoder(sentence_vectors, sentence_padding_mask)
         document_vectors, sentence_weights = self.sentence_attention(
-            sentence_states, sentence_padding_mask, False
+            sentence_states, sentence_padding_mask
         )
         word_weights = word_weights.reshape(documents, sentences, words)
         return HANOutput(self.classifier(document_vectors), sentence_weights, word_weights)
