@@ -1102,6 +1102,9 @@ bad("mean_pool bool mask (True = padding in the book)", "mask")(
     lambda: FT.mean_pool(x8, torch.ones(2, 5, dtype=torch.bool))
 )
 bad("heatmap labels a string", "x_labels")(lambda: plotting.heatmap(torch.eye(2), "ab", "cd"))
+bad("from_attention_mask attention_mask a list", "attention_mask")(
+    lambda: masks.from_attention_mask([[1, 1, 0]], torch.tensor([[4, 5, 0]]))
+)
 
 
 @valid("EncoderLayer.feed_forward, DecoderLayer.feed_forward, DecoderLayer.from_torch: torch's")

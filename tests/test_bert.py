@@ -250,3 +250,23 @@ def test_a_nan_at_a_padded_position_does_not_reach_the_real_tokens():
             model.embeddings.word_embeddings.weight[ids[0, 4]] = float("nan")
             hidden = model(ids, attention_mask=mask, output_attentions=False).last_hidden_state
         assert torch.isfinite(hidden[0, :3]).all(), implementation
+
+
+def test_the_layers_run_without_argument_checks(monkeypatch):
+    """Issue 52: BertModel.forward checks once a call, its layers not at all: as many tensor checks
+    with four layers as with one."""
+    from attention_to_bert import validate
+
+    calls = []
+    checked = validate.check_tensor
+    monkeypatch.setattr(
+        validate, "check_tensor", lambda *a, **k: calls.append(1) or checked(*a, **k)
+    )
+    ids = torch.tensor([[2, 5, 7, 0]])
+    counts = []
+    for layers in (1, 4):
+        model = bert.BertModel(tiny_config(num_hidden_layers=layers))
+        calls.clear()
+        model(ids, attention_mask=(ids != 0).long())
+        counts.append(len(calls))
+    assert counts[0] == counts[1] > 0

@@ -17,12 +17,11 @@ import torch.nn.functional as F
 from torch import nn
 
 from attention_to_bert.masks import (
+    _masked_softmax,
     attends_to_nothing,
     from_attention_mask,
-    masked_softmax,
     weighted_sum,
 )
-from attention_to_bert.multihead import merge_heads, split_heads
 from attention_to_bert.outputs import BertModelOutput
 from attention_to_bert.validate import (
     check_choice,
@@ -60,9 +59,7 @@ class BertConfig:
     def __post_init__(self) -> None:
         sizes = [field.name for field in fields(self) if field.type == "int"]
         check_ints(**{name: getattr(self, name) for name in sizes if name != "pad_token_id"})
-        check_int("pad_token_id", self.pad_token_id, minimum=0)
-        if self.pad_token_id >= self.vocab_size:
-            raise ValueError(f"pad_token_id must be < vocab_size, got {self.pad_token_id}")
+        check_int("pad_token_id", self.pad_token_id, 0, self.vocab_size - 1)  # < vocab_size
         check_fraction("hidden_dropout_prob", self.hidden_dropout_prob)
         check_fraction("attention_probs_dropout_prob", self.attention_probs_dropout_prob)
         check_number("layer_norm_eps", self.layer_norm_eps, positive=True)
@@ -109,18 +106,19 @@ class BertSelfAttention(nn.Module):
         self.use_sdpa = config.attn_implementation == "sdpa"
 
     def forward(self, hidden, mask, need_weights):  # (batch, seq, hidden)
+        heads = self.num_attention_heads  # split_heads, unchecked: BertModel checked
         query, key, value = (  # each (batch, heads, seq, d_head)
-            split_heads(layer(hidden), self.num_attention_heads)
+            layer(hidden).unflatten(-1, (heads, -1)).transpose(1, 2)
             for layer in (self.query, self.key, self.value)
         )
         # speed option: PyTorch's fused kernel, same result, no weights kept
         if self.use_sdpa and not need_weights:
             context = _sdpa(query, key, value, mask, self.dropout)
-            return merge_heads(context), None
+            return context.transpose(1, 2).flatten(2), None
         scores = query @ key.transpose(-1, -2) / math.sqrt(query.shape[-1])
-        weights = masked_softmax(scores, mask)  # (b, h, seq, seq)
+        weights = _masked_softmax(scores, mask)  # (b, h, seq, seq)
         context = weighted_sum(self.dropout(weights), value, mask)
-        return merge_heads(context), weights  # (batch, seq, hidden)
+        return context.transpose(1, 2).flatten(2), weights  # merge_heads
 
 
 def _sdpa(query, key, value, mask, dropout: nn.Dropout) -> torch.Tensor:

@@ -42,7 +42,7 @@ from attention_to_bert.classifier import (
     _predict_ids,
     _static_vectors,
 )
-from attention_to_bert.labelled import (
+from attention_to_bert.data.labelled import (
     SPLIT_NAMES,
     LabelledRows,
     _check_classes,

@@ -1,5 +1,5 @@
 """Multi-head attention (chapter 5): bool masks (``True`` = "may not attend"), ``split_heads`` and
-``merge_heads`` (BERT's too), ``MultiHeadAttention``, and ``copy_torch_weights`` from torch twins."""
+``merge_heads`` (a reader's; the layers reshape inline), ``MultiHeadAttention``, ``copy_torch_weights``."""
 
 from __future__ import annotations
 

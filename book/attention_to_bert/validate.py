@@ -12,8 +12,7 @@ _NAMES = {torch.long: "torch.long", torch.bool: "torch.bool"}
 
 def check_int(name: str, value: object, minimum: int = 1, maximum: int | None = None) -> None:
     """An ``int`` (not a bool) in ``[minimum, maximum]``."""
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    check_instance(name, value, int, "an int")
     if value < minimum or (maximum is not None and value > maximum):
         bound = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
         raise ValueError(f"{name} must be {bound}, got {value}")
@@ -27,8 +26,7 @@ def check_ints(minimum: int = 1, maximum: int | None = None, **values: object) -
 
 def check_number(name: str, value: object, positive: bool = False) -> None:
     """A finite real number (not a bool), ``> 0`` if ``positive``."""
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    check_instance(name, value, (int, float), "a number")
     if not abs(value) < float("inf") or (positive and value <= 0):
         raise ValueError(f"{name} must be a finite number{' > 0' if positive else ''}, got {value}")
 
@@ -41,10 +39,10 @@ def check_fraction(name: str, value: object, one: bool = False) -> None:
 
 
 def check_instance(name: str, value: object, kind: type | tuple[type, ...], what: str = "") -> None:
-    """An instance of ``kind`` (a class, or a tuple of them); ``what`` names it ("a list of str")."""
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        names = [k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,))]
-        what = what or "a " + " or ".join(names)
+    """An instance of ``kind`` (a class or a tuple of them; a bool is no int), ``what`` its name."""
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and int in kinds):
+        what = what or "a " + " or ".join(k.__name__ for k in kinds)
         raise TypeError(f"{name} must be {what}, got {type(value).__name__}")
 
 
