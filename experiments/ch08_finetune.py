@@ -66,7 +66,7 @@ GRIDS = {
 }
 
 
-class Encoder(finetuning.FeatureEncoder):
+class BookEncoders(finetuning.FeatureEncoder):
     """``finetuning.FeatureEncoder`` with the table's other encoders (``"book"``, the book's pre-trained
     BERT, and ``"scratch"``, it untrained) and the last layer's features, mean-pooled or at [CLS]."""
 
@@ -114,7 +114,7 @@ class Encoder(finetuning.FeatureEncoder):
 
 
 @torch.no_grad()
-def accuracy(encoder: Encoder, head: nn.Module, rows: list) -> tuple[float, list[bool]]:
+def accuracy(encoder: BookEncoders, head: nn.Module, rows: list) -> tuple[float, list[bool]]:
     """The share of ``rows`` the fine-tuned model labels right, and right/wrong per row (the rows
     are batched by length, which changes no prediction but saves the padding)."""
     encoder.model.eval()
@@ -131,13 +131,13 @@ def accuracy(encoder: Encoder, head: nn.Module, rows: list) -> tuple[float, list
 
 def fine_tune(
     kind: str, rows: list, lr: float, seed: int, fit: float | None = None, max_epochs: int = 12
-) -> tuple[Encoder, nn.Module, float, int]:
+) -> tuple[BookEncoders, nn.Module, float, int]:
     """Fine-tune a fresh ``kind`` encoder + linear head on ``rows``: the recipe's steps, then (with
     ``fit``) whole epochs more until the training accuracy (on up to 256 of ``rows``) reaches
     ``fit`` or the steps reach ``max_epochs`` epochs. Return the encoder, the head, the last loss
     and the number of steps."""
     torch.manual_seed(seed)
-    encoder = Encoder(kind)
+    encoder = BookEncoders(kind)
     for module in encoder.model.modules():
         if isinstance(module, nn.Dropout):
             module.p = 0.1
@@ -177,7 +177,7 @@ def linear_rows(kind: str, pool: list, validation: list, test: list, seeds: list
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    encoder = Encoder("minilm")
+    encoder = BookEncoders("minilm")
     cache = {}
     every = pool + validation + test
     matrix = features(kind, encoder, every)

@@ -68,6 +68,7 @@ from attention_to_bert.data import (  # noqa: E402
     wordnet,
 )
 from attention_to_bert.data import lookup as LK  # noqa: E402
+from attention_to_bert.data.pairs import PairSampler  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts" / "data"))
 import pretrain_bert  # noqa: E402  (its PackedPairSampler)
@@ -419,7 +420,7 @@ digits = seq2seq.Seq2Seq(ten, ten, hidden_size=8, embedding_size=4)
 decoder = digits.decoder
 enc_out, enc_final = torch.randn(2, 3, 16), torch.randn(2, 16)
 src_mask = torch.tensor([[False] * 3, [False, False, True]])
-sampler = PT.PairSampler([[[7, 8, 9], [10, 11]], [[12, 13, 14, 15]]], 2, 3, max_length=8)
+sampler = PairSampler([[[7, 8, 9], [10, 11]], [[12, 13, 14, 15]]], 2, 3, max_length=8)
 ones = torch.ones(1, 2, 3, 3) / 3
 
 
@@ -730,9 +731,9 @@ bad("mask_tokens mask_id outside the vocabulary", "mask_id")(
 bad("mask_tokens float ids", "input_ids")(
     lambda: PT.mask_tokens(ids.float(), ids == 0, 4, 50, torch.Generator())
 )
-bad("PairSampler(max_length=2)", "max_length")(lambda: PT.PairSampler([[[7, 8]]], 2, 3, 2))
-bad("PairSampler cls_id = [PAD]'s 0", "cls_id")(lambda: PT.PairSampler([[[7, 8]]], 0, 3))
-bad("PairSampler documents a string", "documents")(lambda: PT.PairSampler("abc", 2, 3))
+bad("PairSampler(max_length=2)", "max_length")(lambda: PairSampler([[[7, 8]]], 2, 3, 2))
+bad("PairSampler cls_id = [PAD]'s 0", "cls_id")(lambda: PairSampler([[[7, 8]]], 0, 3))
+bad("PairSampler documents a string", "documents")(lambda: PairSampler("abc", 2, 3))
 bad("PairSampler.batch(0)", "size")(lambda: sampler.batch(0))
 bad("pretraining_losses a batch without special", "batch")(
     lambda: PT.pretraining_losses(tiny_pretraining, {"input_ids": ids}, 4, torch.Generator())

@@ -174,3 +174,16 @@ def test_the_static_vectors_checker_draws_other_sizes_in_the_hidden_test():
         assert checks.static_vectors(static_right)
         assert not checks.static_vectors(static_sum)
     assert torch.equal(torch.random.get_rng_state(), state)
+
+
+def test_short_run_claims_hold_on_a_plateau_and_fail_on_a_run_still_falling():
+    plateau = [(9.0, 0.7)] * 10 + [(7.32, 0.68)] * 115
+    claims = checks.ch08.short_run_claims(plateau, 0.06, 0.05, 7.16)
+    assert all(claims.values()), claims
+    falling = [(9.0 - 0.01 * step, 0.7) for step in range(125)]  # never flat, never 7.32
+    claims = checks.ch08.short_run_claims(falling, 0.06, 0.05, 7.16)
+    assert not claims["flat over the last 50 steps"]
+    assert not claims["the level the prose quotes"]
+    assert not checks.ch08.short_run_claims(plateau, 0.2, 0.05, 7.16)[
+        "held-out top-1 about the unigram's"
+    ]

@@ -41,8 +41,10 @@ def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     0. A bool mask is refused: the book's bool masks hold True at padding, the opposite."""
     check_tensor("hidden", hidden, floating=True, dim=3, axes="(batch, seq, size)")
     check_tensor("mask", mask, shape=hidden.shape[:2], axes="(batch, seq)")
-    if mask.dtype == torch.bool or ((mask != 0) & (mask != 1)).any():  # bool: True = padding?
-        raise ValueError(f"mask must hold 0 and 1 (1 = real token), got {mask.unique().tolist()}")
+    if mask.dtype == torch.bool or ((mask != 0) & (mask != 1)).any():  # True = padding in the book
+        raise ValueError(
+            f"mask must be 0/1 (1 = real token; not bool), got {mask.unique().tolist()}"
+        )
     weights = mask.unsqueeze(-1).to(hidden.dtype)
     return (hidden * weights).sum(1) / weights.sum(1).clamp_min(1.0)
 

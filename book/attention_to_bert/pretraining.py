@@ -1,11 +1,10 @@
 """Pre-training the book's own small BERT (chapter 8): a WordPiece vocabulary, the masked-LM head tied
-to the token table, the next-sentence head on the pooled [CLS], the pair sampler, and the loader of
+to the token table, the next-sentence head on the pooled [CLS] (the pair sampler is ``data.pairs``), and the loader of
 the checkpoints that ``scripts/data/pretrain_bert.py`` writes. Asking the model lives in ``mlm``."""
 
 from __future__ import annotations
 
 import json
-import random
 from collections import OrderedDict
 from dataclasses import fields
 from importlib import resources
@@ -22,7 +21,6 @@ from attention_to_bert.validate import (
     check_fraction,
     check_instance,
     check_int,
-    check_ints,
     check_mask,
     check_strings,
     check_token_ids,
@@ -126,7 +124,6 @@ def mask_tokens(
     check_token_ids("input_ids", input_ids, vocab_size)
     check_mask("special", special, tuple(input_ids.shape), "True = never chosen")
     check_int("mask_id", mask_id, 0, vocab_size - 1)
-    check_instance("generator", generator, torch._C.Generator, "a torch.Generator")
     check_fraction("probability", probability, one=True)
     shape, device = input_ids.shape, input_ids.device
     chosen = (torch.rand(shape, generator=generator, device=device) < probability) & ~special
@@ -138,74 +135,6 @@ def mask_tokens(
     inputs = torch.where(chosen & (roll < 0.8), torch.full_like(input_ids, mask_id), input_ids)
     inputs = torch.where(chosen & (roll >= 0.8) & (roll < 0.9), randoms, inputs)
     return inputs, labels
-
-
-class PairSampler:
-    """Draws BERT's pre-training examples ``[CLS] A [SEP] B [SEP]`` from documents (lists of
-    sentences, already token ids). Half of the time A is a sentence of a document with a next one,
-    and B is that next sentence (NSP label 0) or, with probability 1/2, a sentence of a random
-    other document (label 1). Otherwise the example is one sentence alone, NSP label -100."""
-
-    def __init__(
-        self,
-        documents: list[list[list[int]]],
-        cls_id: int,
-        sep_id: int,
-        max_length: int = 48,
-        seed: int = 0,
-    ) -> None:
-        what = "a list of documents, each a list of sentences (lists of token ids)"
-        check_instance("documents", documents, list, what)
-        if not all(isinstance(d, list) and all(isinstance(s, list) for s in d) for d in documents):
-            raise TypeError(f"documents must be {what}")
-        if not any(documents):
-            raise ValueError("documents must hold at least one non-empty document, got none")
-        check_ints(cls_id=cls_id, sep_id=sep_id)  # 0 is [PAD]
-        check_ints(minimum=5, max_length=max_length)  # [CLS] A [SEP] B [SEP]
-        check_int("seed", seed, minimum=0)
-        if cls_id == sep_id:
-            raise ValueError(f"cls_id and sep_id must differ, got {cls_id} for both")
-        self.documents = [doc for doc in documents if doc]
-        self.multi = [i for i, doc in enumerate(self.documents) if len(doc) > 1]
-        self.cls_id, self.sep_id, self.max_length = cls_id, sep_id, max_length
-        self.rng = random.Random(seed)
-
-    def example(self) -> tuple[list[int], list[int], int]:
-        """One ``(input_ids, token_type_ids, nsp_label)``."""
-        rng, room = self.rng, self.max_length - 3
-        if self.multi and rng.random() < 0.5:
-            doc = self.documents[rng.choice(self.multi)]
-            i = rng.randrange(len(doc) - 1)
-            a, b, label = doc[i], doc[i + 1], 0
-            if rng.random() < 0.5:
-                other = rng.randrange(len(self.documents))
-                if self.documents[other] is not doc:
-                    b, label = rng.choice(self.documents[other]), 1
-            a = a[: max(room // 2, room - len(b))]
-            b = b[: room - len(a)]
-            ids = [self.cls_id, *a, self.sep_id, *b, self.sep_id]
-            return ids, [0] * (len(a) + 2) + [1] * (len(b) + 1), label
-        doc = self.documents[rng.randrange(len(self.documents))]
-        a = rng.choice(doc)[: self.max_length - 2]
-        return [self.cls_id, *a, self.sep_id], [0] * (len(a) + 2), IGNORE
-
-    def batch(self, size: int) -> dict[str, torch.Tensor]:
-        """``size`` examples padded to the longest: input_ids, token_type_ids, attention_mask
-        (1 = real token), special (True at [CLS]/[SEP]/padding) and nsp_labels."""
-        check_int("size", size)
-        examples = [self.example() for _ in range(size)]
-        ids = pad_sequences([tokens for tokens, _, _ in examples])
-        types = pad_sequences([segments for _, segments, _ in examples])
-        attention = (ids != 0).long()
-        special = (ids == 0) | (ids == self.cls_id) | (ids == self.sep_id)
-        labels = torch.tensor([label for _, _, label in examples])
-        return dict(
-            input_ids=ids,
-            token_type_ids=types,
-            attention_mask=attention,
-            special=special,
-            nsp_labels=labels,
-        )
 
 
 def pretraining_losses(

@@ -43,13 +43,12 @@ from typing import Any
 import torch
 
 from attention_to_bert.bert import BertConfig
-from attention_to_bert.data import wordnet
+from attention_to_bert.data import PairSampler, wordnet
 from attention_to_bert.mlm import evaluate_mlm
 from attention_to_bert.pretraining import (
     IGNORE,
     PRETRAINED,
     BertForPreTraining,
-    PairSampler,
     load_pretrained,
     pretraining_losses,
     train_wordpiece,

@@ -1,8 +1,10 @@
-"""The checker of chapter 8: the pre-training loss, with the switches of an ablation (the share of
-tokens masked, and next-sentence prediction on or off)."""
+"""The checkers of chapter 8: the pre-training loss, with the switches of an ablation (the share of
+tokens masked, and next-sentence prediction on or off), and the static vectors; and
+``short_run_claims``, the claims about section 8.3's live run that the lesson and Lab 8.1 assert."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -12,7 +14,8 @@ import torch.nn.functional as F
 
 from attention_to_bert.bert import BertConfig
 from attention_to_bert.checks.checker import Checker, vary
-from attention_to_bert.pretraining import BertForPreTraining, PairSampler, mask_tokens
+from attention_to_bert.data.pairs import PairSampler
+from attention_to_bert.pretraining import BertForPreTraining, mask_tokens
 
 MASK_ID = 4  # [PAD] [UNK] [CLS] [SEP] [MASK], as in the book's vocabularies
 HINT = (
@@ -308,3 +311,31 @@ def static_vectors(candidate: Callable[..., Any]) -> bool:
             result = result.detach().float()
         checker.compare(result, expected, f"{case}: vectors", mistakes, atol=1e-5)
     return checker.report()
+
+
+def short_run_claims(
+    history: list[tuple[float, float]],
+    held_top1: float,
+    unigram_top1: float,
+    unigram_loss: float,
+    quoted: float = 7.32,
+) -> dict[str, bool]:
+    """Section 8.3's claims about its 125-step live run, each by name, True where it holds:
+    ``history`` holds ``(mlm_loss, nsp_loss)`` a step; ``held_top1`` is the last held-out top-1
+    accuracy, ``unigram_top1`` the unigram baseline's; ``unigram_loss`` is the unigram guess's
+    loss (nats) and ``quoted`` the last 25 steps' mean MLM loss as the prose quotes it."""
+    if len(history) < 50:
+        raise ValueError(f"history must hold at least 50 steps, got {len(history)}")
+
+    def mean(rows: list[tuple[float, float]], column: int) -> float:
+        return sum(row[column] for row in rows) / len(rows)
+
+    first, last = history[:10], history[-25:]
+    return {
+        "the MLM loss falls": mean(first, 0) > 8.5 and mean(last, 0) < 7.8,
+        "held-out top-1 about the unigram's": 0.8 * unigram_top1 < held_top1 < 2 * unigram_top1,
+        "the loss ends near the unigram guess": abs(mean(last, 0) - unigram_loss) < 0.3,
+        "the level the prose quotes": abs(mean(last, 0) - quoted) < 0.05,
+        "flat over the last 50 steps": abs(mean(history[-50:-25], 0) - mean(last, 0)) < 0.05,
+        "NSP starts to learn": mean(last, 1) < math.log(2),
+    }
