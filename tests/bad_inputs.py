@@ -40,7 +40,6 @@ from attention_to_bert import attention as A  # noqa: E402
 from attention_to_bert import (  # noqa: E402
     bert,
     han,
-    interactive,
     long_range,  # noqa: E402
     masks,
     multihead,
@@ -51,7 +50,6 @@ from attention_to_bert import (  # noqa: E402
     seq2seq,
     training,
 )
-from attention_to_bert import bertviz_offline as BV  # noqa: E402
 from attention_to_bert import finetune as FTC  # noqa: E402
 from attention_to_bert import finetuning as FT  # noqa: E402
 from attention_to_bert import mlm as MLM  # noqa: E402
@@ -68,6 +66,8 @@ from attention_to_bert.data import (  # noqa: E402
     wordnet,
 )
 from attention_to_bert.data import lookup as LK  # noqa: E402
+from attention_to_bert.figures import bertviz_offline as BV  # noqa: E402
+from attention_to_bert.figures import interactive  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts" / "data"))
 import pretrain_bert  # noqa: E402  (its PackedPairSampler)
@@ -951,20 +951,22 @@ bad("query_weights query of 3 numbers", "query")(
     lambda: interactive.query_weights([[0.0, 1.0], [1.0, 0.0]], [0.5, 0.5, 0.5])
 )
 bad("query_figure_html one label for two keys", "labels")(
-    lambda: plotting.query_figure_html([[0.0, 1.0], [1.0, 0.0]], ["a"])
+    lambda: interactive.query_figure_html([[0.0, 1.0], [1.0, 0.0]], ["a"])
 )
 bad("scaling_figure_html(start_size=3)", "start_size")(
-    lambda: plotting.scaling_figure_html(start_size=3)
+    lambda: interactive.scaling_figure_html(start_size=3)
 )
 bad("show_query_figure key outside the domain", "domain")(
-    lambda: plotting.show_query_figure([[0.0, 9.0], [1.0, 0.0]], ["a", "b"])
+    lambda: interactive.show_query_figure([[0.0, 9.0], [1.0, 0.0]], ["a", "b"])
 )
-bad("show_scaling_figure(num_keys=1)", "num_keys")(lambda: plotting.show_scaling_figure(num_keys=1))
+bad("show_scaling_figure(num_keys=1)", "num_keys")(
+    lambda: interactive.show_scaling_figure(num_keys=1)
+)
 bad("scaling_draw(num_keys=-1)", "num_keys")(lambda: interactive.scaling_draw(-1, 0))
 bad("scaling_statistics(size=600)", "size")(
     lambda: interactive.scaling_statistics(10, 0, 600, True)
 )
-bad("scaling_spread(seed=-1)", "seed")(lambda: plotting.scaling_spread(10, -1, 64, True))
+bad("scaling_spread(seed=-1)", "seed")(lambda: interactive.scaling_spread(10, -1, 64, True))
 
 
 @valid("query_weights: the nearer key weighs more, rows sum to 1")

@@ -27,7 +27,8 @@ MUST_SHIP = [
     "attention_to_bert/data/sentiment/LICENSE",
     "attention_to_bert/data/wordnet/glosses.tsv.gz",
     "attention_to_bert/data/wordnet/LICENSE",
-    "attention_to_bert/javascript/d3/d3.min.js",
+    "attention_to_bert/figures/javascript/d3/d3.min.js",
+    "attention_to_bert/figures/javascript/figures.js",
     "attention_to_bert/pretrained/model.safetensors",
     "attention_to_bert/pretrained/tokenizer.json",
 ]

@@ -1,4 +1,4 @@
-"""bertviz views drawn with no internet: attention_to_bert.bertviz_offline.
+"""bertviz views drawn with no internet: attention_to_bert.figures.bertviz_offline.
 
 bertviz's own output loads require.js, d3 and jQuery from a CDN, so offline it draws nothing. The
 wrappers ship d3 and jQuery inside the output. Checked in headless Chromium with every request that
@@ -24,7 +24,7 @@ import torch
 from helpers import ROOT
 from test_browser import is_local
 
-from attention_to_bert import bertviz_offline
+from attention_to_bert.figures import bertviz_offline
 
 pytestmark = pytest.mark.slow  # skipped by `pytest -m "not slow"`
 
@@ -193,7 +193,7 @@ def test_views_draw_in_jupyterlab_with_no_internet(browser, jupyterlab):
     }
     notebook.cells = [
         nbformat.v4.new_code_cell(
-            "import torch\nfrom attention_to_bert import bertviz_offline\n"
+            "import torch\nfrom attention_to_bert.figures import bertviz_offline\n"
             "torch.manual_seed(0)\n"
             f"tokens = {TOKENS!r}\n"
             "layers = [torch.randn(1, 4, 5, 5).softmax(-1) for _ in range(2)]\n"

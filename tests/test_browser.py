@@ -42,7 +42,7 @@ pytestmark = pytest.mark.slow  # skipped by `pytest -m "not slow"`
 ARTIFACTS = ROOT / "tests" / "artifacts" / "screenshots"
 VENDORED = ROOT / "book" / "_static" / "vendored"
 PACKAGE_JAVASCRIPT = (
-    ROOT / "book" / "attention_to_bert" / "javascript"
+    ROOT / "book" / "attention_to_bert" / "figures" / "javascript"
 )  # d3 and jQuery, also for JupyterLab
 VIEWPORT = {"width": 1280, "height": 800}
 # What the CDNs would answer a reader online, from the same npm packages the site ships.

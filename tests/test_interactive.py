@@ -1,4 +1,4 @@
-"""The figures a reader can move (attention_to_bert.interactive).
+"""The figures a reader can move (attention_to_bert.figures.interactive).
 
 Fast: the HTML is self-contained (no URL is fetched), deterministic, carries a static picture, and
 bad arguments are named. Slow (Chromium): the query is dragged with the mouse and moved with the keys,
@@ -15,25 +15,25 @@ from importlib import resources
 import pytest
 import torch
 
-from attention_to_bert import interactive, plotting
+from attention_to_bert.figures import interactive
 
 KEYS = [[-1.5, 1.0], [1.2, 1.4], [0.3, -1.2], [-0.8, -0.4], [1.6, -0.5], [0.0, 0.6]]
 LABELS = ["cat", "dog", "car", "bus", "sun", "tree"]
 
 
 def query_html(**kwargs) -> str:
-    return plotting.query_figure_html(KEYS, LABELS, query=(0.5, 0.5), **kwargs)
+    return interactive.query_figure_html(KEYS, LABELS, query=(0.5, 0.5), **kwargs)
 
 
 def test_figures_are_self_contained_and_deterministic():
-    for page in (query_html(), plotting.scaling_figure_html()):
+    for page in (query_html(), interactive.scaling_figure_html()):
         # the only URL is SVG's namespace name, which is never fetched
         urls = set(re.findall(r"https?://[^\s\"')]+", page))
         assert urls <= {"http://www.w3.org/2000/svg"}, urls
         assert 'class="atb-static"' in page and "data:image/png;base64," in page
         assert "<script src" not in page
     assert query_html() == query_html()
-    assert plotting.scaling_figure_html() == plotting.scaling_figure_html()
+    assert interactive.scaling_figure_html() == interactive.scaling_figure_html()
     assert query_html() != query_html(score="dot")
 
 
@@ -64,10 +64,10 @@ def test_negative_distance_is_the_chapters_half_squared_distance():
 
 
 def test_the_figure_colours_are_the_books_roles():
-    script = resources.files("attention_to_bert").joinpath("javascript/figures/figures.js")
+    script = resources.files("attention_to_bert.figures").joinpath("javascript/figures.js")
     line = re.search(r"var COLOURS = \{(.*?)\};", script.read_text(encoding="utf-8"), re.S).group(1)
     colours = dict(re.findall(r"(\w+): \"(#[0-9a-fA-F]{6})\"", line))
-    book = plotting.FIGURE_COLOURS
+    book = interactive.FIGURE_COLOURS
     assert colours["query"] == book["query"] and colours["key"] == book["key"]
     assert colours["value"] == book["value"] and colours["bar"] == book["weight"]
     assert "negative distance −½‖q−k‖²" in script.read_text(encoding="utf-8")
@@ -87,12 +87,12 @@ def test_scaling_draw_reproduces_javascript_mulberry32():
 def test_scaling_spread_grows_like_sqrt_dk_unless_divided():
     # the spread of the scores over the keys: about sqrt(d_k) unscaled, about 1 divided
     for size in (16, 64, 256, 512):
-        unscaled = plotting.scaling_spread(10, 1, size, scaled=False)
-        scaled = plotting.scaling_spread(10, 1, size, scaled=True)
+        unscaled = interactive.scaling_spread(10, 1, size, scaled=False)
+        scaled = interactive.scaling_spread(10, 1, size, scaled=True)
         assert scaled == pytest.approx(unscaled / size**0.5, rel=1e-12)
         assert 0.4 < scaled < 2.0, (size, scaled)
     with pytest.raises(ValueError, match="size"):
-        plotting.scaling_spread(10, 1, 600, scaled=True)
+        interactive.scaling_spread(10, 1, 600, scaled=True)
 
 
 @pytest.mark.parametrize(
@@ -112,15 +112,15 @@ def test_bad_query_figure_arguments_are_named(kwargs, error, message):
 
 def test_bad_points_and_labels_are_named():
     with pytest.raises(ValueError, match=r"keys must have shape \(n, 2\)"):
-        plotting.query_figure_html([[1, 2, 3]], ["a"])
+        interactive.query_figure_html([[1, 2, 3]], ["a"])
     with pytest.raises(TypeError, match="keys must be numbers"):
-        plotting.query_figure_html("abc", ["a"])
+        interactive.query_figure_html("abc", ["a"])
     with pytest.raises(ValueError, match="labels must be a list of 6"):
-        plotting.query_figure_html(KEYS, LABELS[:2])
+        interactive.query_figure_html(KEYS, LABELS[:2])
     with pytest.raises(ValueError, match="start_size must be one of"):
-        plotting.scaling_figure_html(start_size=3)
+        interactive.scaling_figure_html(start_size=3)
     with pytest.raises(ValueError, match="num_keys must be >= 2"):
-        plotting.scaling_figure_html(num_keys=1)
+        interactive.scaling_figure_html(num_keys=1)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -218,7 +218,7 @@ def test_dragging_the_query_moves_the_weights_as_attention_computes(open_figure)
 
 @pytest.mark.slow
 def test_the_dk_slider_saturates_the_softmax_when_not_scaled(open_figure):
-    page, errors, refused = open_figure(plotting.scaling_figure_html(num_keys=10, seed=1))
+    page, errors, refused = open_figure(interactive.scaling_figure_html(num_keys=10, seed=1))
 
     def read(name: str) -> float:
         return float(page.get_attribute("div.atb-figure", name))
@@ -240,7 +240,7 @@ def test_the_dk_slider_saturates_the_softmax_when_not_scaled(open_figure):
         torch.testing.assert_close(panel_weights(panel), weights, atol=1e-6, rtol=0)
         assert read("data-largest" + suffix) == pytest.approx(expected_largest, abs=1e-6)
         assert read("data-gradient" + suffix) == pytest.approx(gradient, abs=1e-6)
-        spread = plotting.scaling_spread(10, 1, 64, scaled)
+        spread = interactive.scaling_spread(10, 1, 64, scaled)
         assert read("data-spread" + suffix) == pytest.approx(spread, abs=1e-6)
     set_size(1)
     small = read("data-largest-unscaled")
@@ -263,7 +263,7 @@ def test_the_dk_slider_saturates_the_softmax_when_not_scaled(open_figure):
 def test_the_figures_pass_axe(open_figure):
     from axe_playwright_python.sync_playwright import Axe
 
-    for figure in (query_html(), plotting.scaling_figure_html()):
+    for figure in (query_html(), interactive.scaling_figure_html()):
         page, errors, _ = open_figure(figure)
         results = Axe().run(page)
         violations = [v["id"] for v in results.response["violations"]]

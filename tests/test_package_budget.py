@@ -1,26 +1,30 @@
 """The helper package stays small enough to read (issue 34): its reader-facing modules are counted
-together (all but ``checks/``, ``data/``, the figure tools ``plotting.py`` and ``bertviz_offline.py``,
-and the reader's fine-tuning tool ``finetune.py``, ``labelled.py``, ``classifier.py``, which no
-chapter derives; ``results/__init__.py`` counts), and no top-level module may grow past 450 lines.
+together (the top-level modules and ``results/__init__.py``; not the sub-packages ``checks/``,
+``data/`` and ``figures/`` (the browser figures: movable figures, offline bertviz views), nor the
+heatmap tool ``plotting.py`` or the reader's fine-tuning tool ``finetune.py``, ``labelled.py``,
+``classifier.py``, which no chapter derives), and no top-level or ``figures/`` module may grow past
+450 lines.
 
-The issue asks for fewer than 2,800 counted lines (``GOAL``); ``CEILING`` is the count reached, 2,770,
-after the data-set definitions moved to their home in ``data/`` (it may only go down: lower it when
-a change saves lines, never raise it)."""
+The issue asks for fewer than 2,800 counted lines (``GOAL``); ``CEILING`` is the count reached (it
+may only go down: lower it when a change saves lines, never raise it)."""
 
 import pytest
 from helpers import ROOT
 
 PACKAGE = ROOT / "book" / "attention_to_bert"
 # tools a reader runs, not models the chapters derive (each still under 450 lines)
-NOT_COUNTED = ("plotting.py", "bertviz_offline.py", "finetune.py", "labelled.py", "classifier.py")
-# checks/ and data/ are sub-packages
+NOT_COUNTED = ("plotting.py", "finetune.py", "labelled.py", "classifier.py")
+# checks/, data/ and figures/ are sub-packages: only the top-level modules are counted
 GOAL = 2_800
 # raised from 2,770 by chapter 6's layers on the page (issue 52: one sub-module a line, as the
 # 76-column cells show them, and the public copy_layer_weights that from_torch uses); then past
 # the goal, to 2,836, by issue 52's Seq2SeqTransformer on the page (its argument checks as three
 # named functions at the boundary, +18) and chapter 8's NSP scorer `says_next`, moved from a
-# notebook cell into the package with its tests (+27). Issue 34's goal is missed by 36 lines.
-CEILING = 2_836
+# notebook cell into the package with its tests (+27). Issue 34's goal was missed by 36 lines.
+# Lowered to 2,722 when interactive.py (114 lines) moved into figures/ (issue 52: rooms with one
+# job): the same slack (none) over the modules still counted. The count is now under the goal by
+# that exclusion, not by lines saved.
+CEILING = 2_722
 MODULE_LIMIT = 450
 
 
@@ -37,12 +41,19 @@ def counted() -> dict[str, int]:
 def test_the_reader_facing_modules_stay_under_the_ceiling():
     sizes = counted()
     assert "seq2seq.py" in sizes and "plotting.py" not in sizes
+    assert not any(name.startswith(("figures", "checks", "data")) for name in sizes)
     total = sum(sizes.values())
     assert total <= CEILING, f"{total} counted lines (ceiling {CEILING}, goal < {GOAL}): {sizes}"
 
 
-@pytest.mark.parametrize(
-    "path", [*sorted(PACKAGE.glob("*.py")), PACKAGE / "results" / "__init__.py"], ids=str
-)
+# the top-level modules, results/__init__.py and the figures' modules (not their empty __init__)
+LIMITED = [
+    *sorted(PACKAGE.glob("*.py")),
+    PACKAGE / "results" / "__init__.py",
+    *sorted(PACKAGE.glob("figures/[!_]*.py")),
+]
+
+
+@pytest.mark.parametrize("path", LIMITED, ids=str)
 def test_every_module_stays_under_450_lines(path):
     assert lines(path) < MODULE_LIMIT, f"{path.name}: {lines(path)} lines"

@@ -2,7 +2,7 @@
 
 bertviz's views load require.js, d3 and jQuery from a CDN, so offline they draw nothing. These
 wrappers drop the CDN script from bertviz's HTML, ship our copies of d3 and jQuery
-(``attention_to_bert/javascript``) in the output and run bertviz's code on them with no require.js.
+(``attention_to_bert/figures/javascript``) in the output and run bertviz's code on them with no require.js.
 They round the attention weights, which bertviz writes into the page as text."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from IPython.display import display
 
 from attention_to_bert.validate import check_instance, check_int
 
-JAVASCRIPT = resources.files("attention_to_bert").joinpath("javascript")  # package data
+JAVASCRIPT = resources.files("attention_to_bert.figures").joinpath("javascript")  # package data
 LIBRARIES = {"d3": "d3/d3.min.js", "jQuery": "jquery/jquery.min.js"}
 ATTENTION_ARGUMENTS = ("attention", "encoder_attention", "decoder_attention", "cross_attention")
 CDN_REQUIRE = re.compile(

@@ -1,4 +1,4 @@
-/* The book's movable figures (attention_to_bert.interactive): plain SVG and JavaScript, no library,
+/* The book's movable figures (attention_to_bert.figures.interactive): plain SVG and JavaScript, no library,
  * no network. Each figure is a <div class="atb-figure" data-figure="query|scaling"> whose JSON
  * configuration sits in a <script type="application/json"> inside it; this file draws every figure
  * on the page that is not drawn yet, so it may be loaded once per output. The static picture inside
@@ -32,7 +32,7 @@
     return exps.map(function (e) { return e / total; });
   }
 
-  // The score of query q against key k, as attention_to_bert.interactive.score_function does.
+  // The score of query q against key k, as attention_to_bert.figures.interactive.score_function does.
   function score(name, q, k) {
     var dot = 0, distance = 0;
     for (var i = 0; i < q.length; i++) {
