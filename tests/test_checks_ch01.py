@@ -371,7 +371,7 @@ def test_additive_attention_checker_names_the_mistake(candidate, message, capsys
 
 
 def test_additive_attention_checker_hidden_sizes_catch_a_fitted_answer(capsys):
-    from attention_to_bert.checks import grading
+    import grading
 
     def fitted(query, key, value, mask, w_query, w_key, w_score):  # only the visible 7 hidden units
         assert w_score.shape[0] == 7
@@ -514,7 +514,8 @@ def test_train_attention_checker_names_the_mistake(candidate, message, capsys):
 
 
 def test_train_attention_hidden_sizes_catch_a_fitted_answer(capsys):
-    from attention_to_bert.checks import grading
+    import grading
+
     from attention_to_bert.checks.ch01 import _train_attention_cases
 
     visible = {}

@@ -137,7 +137,7 @@ def test_delete_tokens_accepts_the_right_answer(capsys):
 
 
 def test_delete_tokens_passes_on_other_sizes_and_values(capsys):
-    from attention_to_bert.checks.grading import fresh_inputs
+    from grading import fresh_inputs
 
     with fresh_inputs(777):
         assert checks.delete_tokens(deleted_right)
@@ -211,7 +211,7 @@ def test_deciding_loss_accepts_the_right_answer(capsys):
 
 
 def test_deciding_loss_passes_on_other_sizes(capsys):
-    from attention_to_bert.checks.grading import fresh_inputs
+    from grading import fresh_inputs
 
     with fresh_inputs(555):
         assert checks.deciding_sentence_loss(loss_right)

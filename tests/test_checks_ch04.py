@@ -432,7 +432,7 @@ def test_rope_half_checker_names_the_mistake(candidate, message, capsys):
 
 
 def test_rope_half_hidden_test_draws_other_sizes(capsys):
-    from attention_to_bert.checks.grading import fresh_inputs
+    from grading import fresh_inputs
 
     def fitted_to_visible_sizes(x, positions):
         if tuple(x.shape) not in {(5, 8), (2, 3, 12)}:

@@ -2,9 +2,9 @@
 
 import pytest
 import torch
+from grading import fresh_inputs
 
 from attention_to_bert import checks
-from attention_to_bert.checks.grading import fresh_inputs
 from attention_to_bert.masks import causal_mask as package_causal_mask
 from attention_to_bert.multihead import MultiHeadAttention
 from attention_to_bert.multihead import split_heads as package_split_heads

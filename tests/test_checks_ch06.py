@@ -3,9 +3,9 @@
 import math
 
 import torch
+from grading import fresh_inputs
 
 from attention_to_bert import checks
-from attention_to_bert.checks.grading import fresh_inputs
 from attention_to_bert.multihead import MultiHeadAttention
 from attention_to_bert.transformer import EncoderLayer
 

@@ -4,9 +4,9 @@ test and leaves the global random state alone."""
 
 import torch
 import torch.nn.functional as F
+from grading import fresh_inputs
 
 from attention_to_bert import checks, pretraining
-from attention_to_bert.checks.grading import fresh_inputs
 
 
 def right(model, batch, mask_id, generator, probability, nsp):

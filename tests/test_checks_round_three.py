@@ -6,6 +6,7 @@ import math
 import sys
 
 import course_answers
+import grading
 import nbformat
 import pytest
 import torch
@@ -16,7 +17,6 @@ from torch import nn
 from attention_to_bert import checks, pretraining
 from attention_to_bert.attention import masked_softmax
 from attention_to_bert.checks import checker as checker_module
-from attention_to_bert.checks import grading
 from attention_to_bert.masks import causal_mask
 from attention_to_bert.multihead import merge_heads, split_heads
 

@@ -24,8 +24,7 @@ from helpers import ROOT
 sys.path.insert(0, str(ROOT / "scripts" / "course"))
 import course_answers  # noqa: E402
 import make_course  # noqa: E402
-
-from attention_to_bert.checks.grading import SOLVED_BY  # noqa: E402
+from grading import SOLVED_BY  # noqa: E402
 
 # Every chapter with a coding exercise; the cheapest run in the default suite, the rest with
 # COURSE_CHAPTERS=all (each run executes the chapter four times under nbgrader: minutes of CPU).

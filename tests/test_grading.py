@@ -5,16 +5,16 @@ import importlib
 import course_answers
 import pytest
 import torch
-
-from attention_to_bert import checks, masks, multihead, transformer
-from attention_to_bert.attention import attention
-from attention_to_bert.checks.grading import (
+from grading import (
     SOLVED_BY,
     PackageAnswerBlocked,
     fresh_inputs,
     package_answer_blocked,
     solving_objects,
 )
+
+from attention_to_bert import checks, masks, multihead, transformer
+from attention_to_bert.attention import attention
 from attention_to_bert.han import ContextAttention
 from attention_to_bert.positional import PositionalEncoding
 from attention_to_bert.pretraining import mask_tokens
@@ -215,8 +215,7 @@ def test_the_course_tests_wrong_answers_fail(name):
 
 def test_feedback_leaves_the_hidden_tests_out():
     import nbformat
-
-    from attention_to_bert.checks.feedback import HideHiddenTests
+    from hidden_tests import HideHiddenTests
 
     source = "visible()\n### BEGIN HIDDEN TESTS\nhidden_test('x', f, globals(), 123)\n### END HIDDEN TESTS"
     cell = nbformat.v4.new_code_cell(source)

@@ -1,4 +1,6 @@
-"""Graded runs of the checkers (the nbgrader course of ``scripts/course/make_course.py``).
+"""Graded runs of the checkers (the nbgrader course of ``scripts/course/make_course.py``, which copies
+this file beside each assignment's notebook: its test cells ``import grading``). Course machinery,
+not the book's: the chapters' checkers never import it.
 
 ``SOLVED_BY`` maps each exercise's checker to every package object that solves the exercise (by what
 it does, not by its name); ``package_answer_blocked("causal_mask", globals())`` makes each of them

@@ -8,8 +8,8 @@
   every test cell (nbgrader saves the checksum with the hidden tests, releases the cell without
   them); a cell the student did change is still reported and overwritten.
 
-Used by the ``nbgrader_config.py`` that ``scripts/course/make_course.py`` writes (needs nbconvert, which
-nbgrader and JupyterLab install)."""
+Used by the ``nbgrader_config.py`` that ``scripts/course/make_course.py`` writes, which copies this
+file beside it (needs nbconvert, which nbgrader and JupyterLab install)."""
 
 from __future__ import annotations
 
