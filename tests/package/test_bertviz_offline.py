@@ -21,8 +21,7 @@ import bertviz
 import nbformat
 import pytest
 import torch
-from helpers import ROOT
-from test_browser import is_local
+from helpers import ROOT, is_local
 
 from attention_to_bert.figures import bertviz_offline
 

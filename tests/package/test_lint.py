@@ -28,7 +28,7 @@ def test_ruff_checks_the_package_the_tests_the_scripts_and_the_notebooks():
         *(ROOT / "book" / "attention_to_bert").rglob("*.py"),
         *(ROOT / "book").glob("*.ipynb"),
         *(ROOT / "book" / "labs").glob("*.ipynb"),
-        *(ROOT / "tests").glob("*.py"),
+        *(ROOT / "tests").rglob("*.py"),
         *(ROOT / "scripts").rglob("*.py"),
         *(ROOT / "experiments").glob("*.py"),
     ]

@@ -19,8 +19,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from helpers import CHAPTERS, ROOT, diagram_images
-from test_browser import is_local
+from helpers import CHAPTERS, ROOT, diagram_images, is_local
 
 pytestmark = pytest.mark.slow  # skipped by `pytest -m "not slow"`
 

@@ -35,7 +35,7 @@ from urllib.parse import unquote, urlsplit
 import nbformat
 import pytest
 import yaml
-from helpers import ROOT
+from helpers import ROOT, is_local
 
 pytestmark = pytest.mark.slow  # skipped by `pytest -m "not slow"`
 
@@ -288,13 +288,6 @@ class Traffic:
 
     cdn: list[str] = field(default_factory=list)
     aborted: list[str] = field(default_factory=list)
-
-
-def is_local(url: str) -> bool:
-    """Whether a request stays on this machine (the local server, file:, data:, about:)."""
-    return urlsplit(url).hostname in ("127.0.0.1", "localhost") or not url.startswith(
-        ("http:", "https:")
-    )
 
 
 def _cdn_copy(url: str) -> Path | None:

@@ -34,7 +34,7 @@ from torch import nn
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "book"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "book"))
 
 from attention_to_bert import attention as A  # noqa: E402
 from attention_to_bert import (  # noqa: E402
@@ -69,7 +69,7 @@ from attention_to_bert.data import lookup as LK  # noqa: E402
 from attention_to_bert.figures import bertviz_offline as BV  # noqa: E402
 from attention_to_bert.figures import interactive  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts" / "data"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts" / "data"))
 import pretrain_bert  # noqa: E402  (its PackedPairSampler)
 
 CASES: list[tuple[str, str, str, Callable]] = []  # (label, kind, argument named, call)

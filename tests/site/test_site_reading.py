@@ -9,14 +9,14 @@ loaded), are written to tests/artifacts/page-weight.json (the closing table).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from helpers import ROOT
 from test_browser import PAGES
 
 pytestmark = pytest.mark.slow
 
-ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+ARTIFACTS = ROOT / "tests" / "artifacts"
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]
 # bytes a page loads when opened (uncompressed; figures further down load as the reader scrolls)
 PAGE_BUDGET = 2_500_000  # every page, bertviz views included (measured: 2.42 MB, chapter 7)
