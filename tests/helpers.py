@@ -30,7 +30,7 @@ def lab_of(lesson: Path) -> Path:
 WRITTEN_BY_COMMANDS = [".build", "course", "handout", "student"]
 """What the README's commands write into a checkout: setuptools' ``.build/`` (``pip wheel .``, ``pip
 install .``), the graded course and the hand-outs; the site build ignores them all (``_config.yml``'s
-``exclude_patterns``; tests/test_site.py)."""
+``exclude_patterns``; tests/site/test_site.py)."""
 
 DIAGRAM_IMAGE = re.compile(
     r"(?:<!-- images/diagrams/(?P<marked>[\w-]+)\.svg -->\n?)?"

@@ -74,7 +74,7 @@ PACKAGE_JAVASCRIPT = (
 
 DIAGRAMS = Path(__file__).resolve().parents[1] / "images" / "diagrams"
 # the smallest font the book's plots use (tick labels at 7 pt: chapter 4's vectors, chapter 2's
-# bars); at 100 dpi 7 pt is 9.7 image pixels (tests/test_browser_phone.py checks the code for less)
+# bars); at 100 dpi 7 pt is 9.7 image pixels (tests/site/test_browser_phone.py checks the code for less)
 FIGURE_FONT_FLOOR_PT = 7.0
 PNG_DATA = "data:image/png;base64,"
 

@@ -3,7 +3,7 @@ package installed from its wheel (not editable) and nothing of the checkout on t
 or from a download (tests/alone.py). Everything a chapter reads comes from the installed package, and
 every picture travels inside the notebook.
 
-The chapters' runs are shared with tests/test_determinism.py (its second run of each chapter), so CI
+The chapters' runs are shared with tests/chapters/test_determinism.py (its second run of each chapter), so CI
 executes no chapter more often than before.
 """
 

@@ -3,7 +3,7 @@
 Running the whole book twice takes about twice the notebooks' time, so the full check runs where
 BOOK_CHECK_DETERMINISM=1 (CI sets it) and is skipped otherwise; the comparison itself is tested here
 always. The second run is the chapter opened alone against the installed wheel (tests/alone.py,
-shared with tests/test_alone.py), so one run proves both and CI executes no chapter more often;
+shared with tests/chapters/test_alone.py), so one run proves both and CI executes no chapter more often;
 `python scripts/notebooks/check_determinism.py` runs a chapter twice in place.
 
 The two runs may use torch's kernels of other CPU families (``ATEN_CPU_CAPABILITY``, read when torch

@@ -1,7 +1,7 @@
 """The architecture diagrams: the committed SVGs are what scripts/diagrams/draw_diagrams.py draws, they render the same
 everywhere, and every chapter shows and cites its own.
 
-The site's browser check of the diagrams is in tests/test_browser_diagrams.py.
+The site's browser check of the diagrams is in tests/site/test_browser_diagrams.py.
 """
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ def test_every_chapter_shows_its_own_diagrams_numbered_and_cited():
 def test_the_figure_cells_are_markdown_that_jupyterlab_renders():
     """Plain Markdown images (not a MyST directive, which JupyterLab shows as raw text): as an author
     writes them, paths relative to the notebook, or as scripts/notebooks/format_notebooks.py stores them, data
-    URIs that travel with the notebook (Colab, a download; tests/test_alone.py requires these)."""
+    URIs that travel with the notebook (Colab, a download; tests/chapters/test_alone.py requires these)."""
     for notebook in CHAPTERS:
         for _name, _alt, _number, cell in figure_cells(notebook):
             assert "```{figure}" not in cell and ":::" not in cell

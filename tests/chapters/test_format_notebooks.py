@@ -238,7 +238,7 @@ def test_a_diagram_travels_inside_the_notebook_and_follows_its_file(tmp_path):
 @pytest.mark.parametrize("chapter", NOTEBOOKS, ids=lambda path: path.stem)
 def test_every_chapter_starts_with_the_install_guard(chapter):
     """On Colab it installs the package beside Colab's torch; elsewhere, a missing package is one
-    sentence on how to install it (a chapter opened alone; tests/test_alone.py)."""
+    sentence on how to install it (a chapter opened alone; tests/chapters/test_alone.py)."""
     setup = next(c for c in nbformat.read(chapter, as_version=4).cells if c.cell_type == "code")
     guard = format_notebooks.SETUP_GUARD.format(repository="URL").split('REPOSITORY = "URL"\n')[1]
     assert guard in setup.source, (

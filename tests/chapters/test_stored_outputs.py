@@ -3,7 +3,7 @@
 scripts/notebooks/execute_notebooks.py merges consecutive stream outputs of one name when it stores a notebook;
 `python scripts/notebooks/execute_notebooks.py --merge-streams-only` does it for stored notebooks without a run.
 That the stored notebooks have no split stream is checked with their other stored-output rules by
-scripts/notebooks/check_notebook_outputs.py (tests/test_notebook_outputs.py, and pre-commit).
+scripts/notebooks/check_notebook_outputs.py (tests/chapters/test_notebook_outputs.py, and pre-commit).
 """
 
 import sys

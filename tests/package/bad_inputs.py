@@ -1,8 +1,8 @@
 """A bad-input audit of the helper package: call public functions as a careful user might get them
 wrong, and classify what happens.
 
-    python tests/bad_inputs.py          # counts per category, then every case not handled well
-    python tests/bad_inputs.py -v       # every case
+    python tests/package/bad_inputs.py          # counts per category, then every case not handled well
+    python tests/package/bad_inputs.py -v       # every case
 
 Categories: ``clear error`` (TypeError/ValueError naming the argument), ``raw error`` (any other
 exception, or one that does not name the argument), ``silent NaN`` (NaN/inf out of finite or masked
@@ -10,7 +10,7 @@ input), ``silent accept`` (bad input, no error), ``wrong result`` (a valid input
 wrongly), ``ok`` (a valid input answered right). Not a test: ``tests/`` pin the fixes one by one.
 
 Every public function, class and method of the package (but the checkers and ``validate``) is called
-by a probe whose label names it (``tests/test_bad_inputs.py`` checks this; ``NOT_COVERED`` lists the
+by a probe whose label names it (``tests/package/test_bad_inputs.py`` checks this; ``NOT_COVERED`` lists the
 exceptions and why). Issue 34's round: before it, these 228 probes gave 121 clear error, 36 raw
 error, 34 silent accept, 28 ok, 6 wrong result, 3 silent NaN; after it, 191 clear error and 37 ok.
 The 13 probes of ``interactive`` (new in that round) found 2 raw errors and 1 silent accept.
@@ -403,14 +403,14 @@ NOT_COVERED = {  # public names no probe calls, and why
     "bert.BertOutput": "a building block of BertModel",
     "bert.BertLayer": "a building block of BertModel",
     "labelled.LabelledRows": "a dataclass read_labelled returns (its fields are checked there)",
-    "finetune.FineTuneResult": "made by finetune_csv; tests/test_finetune.py checks it",
-    "finetune.FineTuneResult.table": "reads finetune_csv's report; tests/test_finetune.py",
-    "finetune.FineTuneResult.figure": "reads finetune_csv's report; tests/test_finetune.py",
-    "finetune.FineTuneResult.predict": "tests/test_finetune.py (a trained result is needed)",
-    "finetune.FineTuneResult.attention": "tests/test_finetune.py (a trained result is needed)",
-    "finetune.FineTuneResult.show_attention": "tests/test_finetune.py (a trained result)",
-    "finetune.to_transformers": "tests/test_finetune.py (a trained result is needed)",
-    "finetune.main": "the command line; tests/test_finetune.py runs it",
+    "finetune.FineTuneResult": "made by finetune_csv; tests/package/test_finetune.py checks it",
+    "finetune.FineTuneResult.table": "reads finetune_csv's report; tests/package/test_finetune.py",
+    "finetune.FineTuneResult.figure": "reads finetune_csv's report; tests/package/test_finetune.py",
+    "finetune.FineTuneResult.predict": "tests/package/test_finetune.py (a trained result is needed)",
+    "finetune.FineTuneResult.attention": "tests/package/test_finetune.py (a trained result is needed)",
+    "finetune.FineTuneResult.show_attention": "tests/package/test_finetune.py (a trained result)",
+    "finetune.to_transformers": "tests/package/test_finetune.py (a trained result is needed)",
+    "finetune.main": "the command line; tests/package/test_finetune.py runs it",
 }
 tokenizer = functools.cache(PT.load_tokenizer)
 minilm_encoder = functools.cache(lambda: FT.FeatureEncoder("minilm"))

@@ -1,4 +1,4 @@
-"""The package's bad-input audit, ``tests/bad_inputs.py``, as tests: every bad call raises a
+"""The package's bad-input audit, ``tests/package/bad_inputs.py``, as tests: every bad call raises a
 TypeError or ValueError whose message names the argument, every valid one (an empty batch, a NaN at
 a masked key, a model's mode after an error, ...) gets the right answer; and the audit calls every
 public function and class of the package (but the checkers' and the argument checks themselves)."""
@@ -57,4 +57,4 @@ def test_the_audit_calls_every_public_function():
         and name.split(".", 1)[1] not in words
         and name not in words
     ]
-    assert not missing, f"no probe in tests/bad_inputs.py calls {missing}"
+    assert not missing, f"no probe in tests/package/bad_inputs.py calls {missing}"
