@@ -1,6 +1,6 @@
 """A chapter opened alone, as a reader gets it on Colab or as a download: the notebook in an empty
 folder, the helper package installed from its wheel (not editable), nothing of the checkout on the
-path. Used by tests/test_alone.py, and by tests/test_determinism.py, whose second run of each chapter
+path. Used by tests/chapters/test_alone.py, and by tests/chapters/test_determinism.py, whose second run of each chapter
 is this one (so CI executes no chapter more often than before).
 
 The wheel is built from a copy of the packaging files (nothing is written into the checkout),

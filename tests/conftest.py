@@ -17,6 +17,10 @@ matplotlib.use("Agg")
 
 from helpers import ROOT, WRITTEN_BY_COMMANDS
 
+# The course machinery (grading.py, hidden_tests.py) lives beside scripts/course/make_course.py, which
+# copies it into the course it writes; the checkers' and course tests import it from there.
+sys.path.insert(0, str(ROOT / "scripts" / "course"))
+
 CHROMIUM = Path(os.environ.get("BOOK_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_FLAGS = [
     "--headless",

@@ -1,4 +1,4 @@
-"""Answers that the course test (tests/test_course.py) submits for each graded exercise, by checker:
+"""Answers that the course test (tests/course/test_course.py) submits for each graded exercise, by checker:
 a typical wrong one (where a class found one that passed, that one: issue #49), and one built from
 the package's own answer (where ``grading.SOLVED_BY`` names one). ``{f}`` stands for the name the
 chapter gives the student's function; each source is a whole answer cell, the checker call

@@ -6,6 +6,7 @@ import re
 import sys
 from pathlib import Path
 from types import ModuleType
+from urllib.parse import urlsplit
 
 import torch
 from torch import nn
@@ -29,7 +30,7 @@ def lab_of(lesson: Path) -> Path:
 WRITTEN_BY_COMMANDS = [".build", "course", "handout", "student"]
 """What the README's commands write into a checkout: setuptools' ``.build/`` (``pip wheel .``, ``pip
 install .``), the graded course and the hand-outs; the site build ignores them all (``_config.yml``'s
-``exclude_patterns``; tests/test_site.py)."""
+``exclude_patterns``; tests/site/test_site.py)."""
 
 DIAGRAM_IMAGE = re.compile(
     r"(?:<!-- images/diagrams/(?P<marked>[\w-]+)\.svg -->\n?)?"
@@ -113,3 +114,11 @@ def record_torch_weights(module: nn.Module) -> list[torch.Tensor]:
             sub.register_forward_pre_hook(ask_for_weights, with_kwargs=True)
             sub.register_forward_hook(keep)
     return recorded
+
+
+def is_local(url: str) -> bool:
+    """Whether a request stays on this machine (the local server, file:, data:, about:); the
+    browser checks of the site and of the bertviz views refuse every other."""
+    return urlsplit(url).hostname in ("127.0.0.1", "localhost") or not url.startswith(
+        ("http:", "https:")
+    )

@@ -4,7 +4,7 @@ Loaded by ``_config.yml`` (``sphinx.local_extensions``). It
 
 * serves the JavaScript the pages need from the site itself (copied from the npm packages with their
   licences): MathJax (``book/_static/vendored``) through ``mathjax_path`` (set in ``_config.yml``),
-  and, on pages that hold a bertviz view, d3 and jQuery (``book/attention_to_bert/javascript``, the
+  and, on pages that hold a bertviz view, d3 and jQuery (``book/attention_to_bert/figures/javascript``, the
   copies the helper package ships for JupyterLab) as ``_static/vendored/d3`` and ``…/jquery``;
 * for views drawn by ``attention_to_bert.bertviz_offline`` (which carry d3 and jQuery inside the
   output, for JupyterLab), removes those inline copies: the page loads the site's file once instead;
@@ -68,11 +68,13 @@ from set_repository import published_site  # noqa: E402
 logger = logging.getLogger(__name__)
 
 STATIC_DIR = Path(__file__).resolve().parents[1] / "_static"
-PACKAGE_JAVASCRIPT = Path(__file__).resolve().parents[1] / "attention_to_bert" / "javascript"
+PACKAGE_JAVASCRIPT = (
+    Path(__file__).resolve().parents[1] / "attention_to_bert" / "figures" / "javascript"
+)
 
 DIAGRAMS = Path(__file__).resolve().parents[1] / "images" / "diagrams"
 # the smallest font the book's plots use (tick labels at 7 pt: chapter 4's vectors, chapter 2's
-# bars); at 100 dpi 7 pt is 9.7 image pixels (tests/test_browser_phone.py checks the code for less)
+# bars); at 100 dpi 7 pt is 9.7 image pixels (tests/site/test_browser_phone.py checks the code for less)
 FIGURE_FONT_FLOOR_PT = 7.0
 PNG_DATA = "data:image/png;base64,"
 
@@ -85,7 +87,7 @@ CDN_REQUIRE_TAG = re.compile(
     r"<script[^>]*\bsrc=[\"']https://cdnjs\.cloudflare\.com/ajax/libs/require\.js/[^\"']*[\"'][^>]*>\s*</script>"
 )
 USES_REQUIRE = re.compile(r"\b(?:require\.config|requirejs)\s*\(")
-# the d3 and jQuery copies that attention_to_bert.bertviz_offline puts in each view's output
+# the d3 and jQuery copies that attention_to_bert.figures.bertviz_offline puts in each view's output
 INLINE_LIBRARIES = re.compile(r"<script data-bertviz-libraries[^>]*>.*?</script>\s*", re.S)
 
 

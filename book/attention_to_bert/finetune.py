@@ -159,7 +159,7 @@ class FineTuneResult:
 
     def show_attention(self, texts: list[str], layers: list[int] | None = None) -> None:
         """A bertviz head view (offline) of the fine-tuned model's attention for each text."""
-        from attention_to_bert import bertviz_offline
+        from attention_to_bert.figures import bertviz_offline
 
         check_strings("texts", texts)
         for text in texts:

@@ -10,18 +10,19 @@ The same notebooks and markers as the student edition (``scripts/student_edition
   ``nbgrader generate_assignment`` replaces by a stub;
 - right after it comes a *test* cell worth ``POINTS`` points for each checker the cell calls (a
   cell with two parts, ``checks.a(my_a)`` and ``checks.b(my_b)``, gets two): the checker, run with every
-  package object that solves the exercise blocked (``checks/grading.py``, ``SOLVED_BY``), then, as
+  package object that solves the exercise blocked (``grading.py`` beside this script, ``SOLVED_BY``), then, as
   nbgrader *hidden tests*, the same checker on fresh random inputs of other shapes, drawn with a
   secret seed chosen for each assignment when the course is written (the feedback pages leave the
-  hidden tests out: ``attention_to_bert.checks.feedback``);
+  hidden tests out: ``hidden_tests.py`` beside this script);
 - a written solution (a Markdown cell tagged ``solution``) is replaced by an empty answer cell that
   students fill in; it carries no points (nbgrader would count it as manually graded), the teacher
   reads it in the submitted notebook and the feedback;
 - a worked explore solution (a code cell tagged ``solution`` without markers) is left out;
 - every other cell is read-only, and outputs are cleared;
 - beside each notebook: the helper package ``attention_to_bert/`` (which holds the shipped results and
-  data a chapter reads) and ``images/``, so a student's kernel running in the release folder finds
-  them; autograde copies the teacher's package over a submitted one.
+  data a chapter reads), ``images/`` and ``grading.py`` (the test cells' helpers), so a student's
+  kernel running in the release folder finds them; autograde copies the teacher's copies over
+  submitted ones. The course folder holds ``hidden_tests.py`` for ``nbgrader_config.py``.
 Then, in ``course/``: ``nbgrader generate_assignment chNN``, collect the students' notebooks into
 ``submitted/STUDENT/chNN/``, ``nbgrader autograde chNN``, ``nbgrader generate_feedback chNN`` and
 ``nbgrader export`` (``grades.csv``). The teaching guide (book/teaching.md) walks through it.
@@ -43,7 +44,8 @@ import nbformat
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from student_edition import link_scripts, repository_url  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
 BOOK = ROOT / "book"
 POINTS = 2
 BEGIN = "# BEGIN SOLUTION"
@@ -60,7 +62,7 @@ c.ClearSolutions.code_stub = {"python": "...  # your code here"}
 # Chapters train small models while they run: give a notebook time
 c.ExecutePreprocessor.timeout = 900
 # Feedback pages: the hidden tests' source and their tracebacks left out (their verdict stays);
-# the course folder holds a copy of the helper package for this
+# the course folder holds hidden_tests.py (from scripts/course/) for this
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -68,7 +70,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
 from nbgrader import preprocessors as nbgrader_preprocessors  # noqa: E402
 
-from attention_to_bert.checks.feedback import HideHiddenTests, RestoreHiddenTests  # noqa: E402
+from hidden_tests import HideHiddenTests, RestoreHiddenTests  # noqa: E402
 
 c.GenerateFeedback.preprocessors = [
     nbgrader_preprocessors.GetGrades,
@@ -121,8 +123,8 @@ def test_source(exercise: GradedExercise, seed: int) -> str:
     return "\n".join(
         [
             f"# Graded test of Exercise {number}: `checks.{name}`, with the package's own",
-            "# answers to it blocked (checks/grading.py lists them).",
-            "from attention_to_bert.checks import grading as _grading",
+            "# answers to it blocked (grading.py, beside this notebook, lists them).",
+            "import grading as _grading",
             "",
             f"_grading.graded_test({name!r}, {answer}, globals())",
             "### BEGIN HIDDEN TESTS",
@@ -196,10 +198,8 @@ def write_course(
     notebooks = chapter_notebooks(chapters)
     output.mkdir(parents=True, exist_ok=True)
     (output / "nbgrader_config.py").write_text(CONFIG)
+    shutil.copyfile(HERE / "hidden_tests.py", output / "hidden_tests.py")  # CONFIG imports it
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    if (output / "attention_to_bert").exists():  # the feedback's preprocessor (CONFIG) imports it
-        shutil.rmtree(output / "attention_to_bert")
-    shutil.copytree(BOOK / "attention_to_bert", output / "attention_to_bert", ignore=ignore)
     graded = []
     for chapter, path in notebooks.items():
         secret = None if seed is None else seed + int(chapter)
@@ -212,6 +212,7 @@ def write_course(
         nbformat.write(course, folder / path.name)
         for name in ("attention_to_bert", "images"):  # what a chapter imports and shows
             shutil.copytree(BOOK / name, folder / name, ignore=ignore)
+        shutil.copyfile(HERE / "grading.py", folder / "grading.py")  # what its test cells import
         graded += exercises
     return graded
 

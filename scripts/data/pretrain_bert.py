@@ -21,7 +21,7 @@ Under ``torchrun`` each of the N processes reads its own shard of the corpus (ev
 draws ``--batch-size / N`` examples a step and is wrapped in ``DistributedDataParallel`` (NCCL on
 GPUs, gloo on CPUs), which averages the gradients; rank 0 logs the ranks' mean losses and writes the
 checkpoint, with ``replicas_max_difference`` (0.0: the ranks' weights are equal). ``--shards N`` in
-one process takes the same steps (``tests/test_pretrain_ddp.py``); with one shard (the default) the
+one process takes the same steps (``tests/package/test_pretrain_ddp.py``); with one shard (the default) the
 script behaves as before.
 
 ``--init`` starts from a checkpoint's weights, tokenizer and architecture with a fresh optimizer and

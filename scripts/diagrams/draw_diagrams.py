@@ -2,14 +2,14 @@
 
     python scripts/diagrams/draw_diagrams.py            # write book/images/diagrams/*.svg and *.png
     python scripts/diagrams/draw_diagrams.py --png DIR  # also write PNG previews into DIR (to look at them)
-    python scripts/diagrams/draw_diagrams.py --out DIR  # write them elsewhere (tests/test_diagrams.py)
+    python scripts/diagrams/draw_diagrams.py --out DIR  # write them elsewhere (tests/chapters/test_diagrams.py)
 
 The website and the printed book show the SVG (vectors). The PNG twin (at PNG_DPI) is what travels
 inside the notebooks (scripts/notebooks/format_notebooks.py stores it as a data URI): Markdown renderers refuse
 SVG data URIs as unsafe (markdown-it, which Jupyter Book uses, among them), PNG ones they all show.
 
 This file is the editable source of the diagrams; the SVGs are its output and are committed so that the
-website and JupyterLab show them without running anything. tests/test_diagrams.py redraws them and
+website and JupyterLab show them without running anything. tests/chapters/test_diagrams.py redraws them and
 checks that the committed files are byte for byte what this script draws.
 
 Choices, so that every machine draws the same bytes and every browser shows the same picture:

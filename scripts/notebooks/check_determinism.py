@@ -8,7 +8,7 @@
 `# NBVAL_IGNORE_OUTPUT` or `# NBVAL_SKIP` left out; PNG/JPEG figures only with --images). nbval proves
 that a fresh run reproduces the stored outputs; this proves that two fresh runs on the same machine
 agree with each other, so nothing in a chapter depends on luck (an unseeded generator, thread timing,
-a dictionary order). Runs offline, like the tests. CI runs it through tests/test_determinism.py
+a dictionary order). Runs offline, like the tests. CI runs it through tests/chapters/test_determinism.py
 (BOOK_CHECK_DETERMINISM=1); it takes about twice the time of executing the notebooks.
 """
 

@@ -10,7 +10,7 @@ such as 1,000; inline maths and code spans are notation, not reported numbers), 
 lines, the visible ``assert`` lines, and the lines of the first *visible* code cell (the set-up a
 reader meets before the first idea; the folded install guard before it does not count). Labs (any
 notebook under a ``labs/`` folder) carry the evidence and are listed without a budget.
-Exit status 1 if a lesson is over its budget (tests/test_reading_budget.py holds it in CI).
+Exit status 1 if a lesson is over its budget (tests/chapters/test_reading_budget.py holds it in CI).
 """
 
 from __future__ import annotations

@@ -7,9 +7,9 @@ of a package module's definitions::
 
 This script rewrites the rest of each marked cell from the module: the named classes and functions,
 in the order named, re-wrapped to the notebooks' 76 columns (docstrings and comments re-flowed, then
-``ruff format``). ``tests/test_ch06_model_on_page.py`` (chapter 6: transformer.py's
+``ruff format``). ``tests/chapters/test_ch06_model_on_page.py`` (chapter 6: transformer.py's
 ``EncoderLayer``, ``DecoderLayer``, translator.py's ``Seq2SeqTransformer``) and
-``tests/test_ch07_model_on_page.py`` (chapter 7: bert.py) check that each cell and its module
+``tests/chapters/test_ch07_model_on_page.py`` (chapter 7: bert.py) check that each cell and its module
 define the same code (the same syntax tree, docstrings compared word by word). Run it after
 changing a module:
 

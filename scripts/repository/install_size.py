@@ -7,7 +7,7 @@ Measured offline, in the environment that the full install (requirements.txt) ma
 requirements and everything they require (markers and extras evaluated for this machine), found in
 the installed packages' metadata, each counted once, and the size of the files each installed
 (its RECORD). pip and setuptools, which every virtual environment starts with, are not counted. The
-README quotes these figures; tests/test_requirements.py checks that it quotes them right.
+README quotes these figures; tests/package/test_requirements.py checks that it quotes them right.
 """
 
 from __future__ import annotations

@@ -13,7 +13,9 @@ import torch
 from torch import Tensor
 
 Mistakes = Sequence[tuple[Tensor, str]]
-_hidden_seed: int | None = None  # set by grading.fresh_inputs: the hidden tests' secret seed
+_hidden_seed: int | None = (
+    None  # set by the course's grading.fresh_inputs (scripts/course/): the hidden tests' seed
+)
 
 
 def set_hidden_seed(seed: int | None) -> int | None:
@@ -24,7 +26,7 @@ def set_hidden_seed(seed: int | None) -> int | None:
 
 
 def vary(*sizes: int, spread: int = 3) -> tuple[int, ...]:
-    """``sizes`` as written; in a hidden test (``grading.fresh_inputs``), each grown by 1 to
+    """``sizes`` as written; in a hidden test (``fresh_inputs`` of ``scripts/course/grading.py``), each grown by 1 to
     ``spread`` with the secret seed, so an answer fitted to the visible shapes fails."""
     if _hidden_seed is None:
         return sizes
