@@ -511,7 +511,7 @@ def window_stub(n, width):
     "candidate", [right_window_by_offsets, right_window_by_bands, right_window_by_loops]
 )
 def test_window_mask_checker_accepts_right_answers(candidate, capsys):
-    assert checks.ch04.window_mask(candidate) is True
+    assert checks.window_mask(candidate) is True
     assert "✔ window_mask: passes all 3 test cases." in capsys.readouterr().out
 
 
@@ -526,7 +526,7 @@ def test_window_mask_checker_accepts_right_answers(candidate, capsys):
     ],
 )
 def test_window_mask_checker_names_the_mistake(candidate, message, capsys):
-    assert checks.ch04.window_mask(candidate) is False
+    assert checks.window_mask(candidate) is False
     output = capsys.readouterr().out
     assert "✘ window_mask" in output
     assert message in output
