@@ -47,6 +47,7 @@ SOLVED_BY: dict[str, tuple[str, ...]] = {
     "self_attention": ("attention.attention", "multihead.MultiHeadAttention"),
     "masked_self_attention": ("attention.attention", "multihead.MultiHeadAttention"),
     "rope_half": (),  # nor LLaMA's half-split form
+    "window_mask": (),  # the package has no window of offsets
     "positional_encoding": ("positional.PositionalEncoding",),
     "split_heads": ("multihead.split_heads",),
     "causal_mask": ("masks.causal_mask",),

@@ -462,3 +462,71 @@ def test_half_split_rope_is_the_interleaved_one_up_to_a_permutation():
     )
     scores_interleaved = right_rope(q, positions) @ right_rope(k, positions).mT
     torch.testing.assert_close(scores_half, scores_interleaved, atol=1e-5, rtol=0)
+
+
+# --- the window of offsets (exercise 4.4 (b)): right answers and typical wrong ones ---
+
+
+def right_window_by_offsets(n, width):
+    offsets = torch.arange(n)[None, :] - torch.arange(n)[:, None]
+    return offsets.abs() > width
+
+
+def right_window_by_bands(n, width):
+    inside = torch.ones(n, n, dtype=torch.bool).triu(-width).tril(width)
+    return ~inside
+
+
+def right_window_by_loops(n, width):
+    mask = torch.zeros(n, n, dtype=torch.bool)
+    for i in range(n):
+        for j in range(n):
+            mask[i, j] = abs(i - j) > width
+    return mask
+
+
+def window_inverted(n, width):
+    return ~right_window_by_offsets(n, width)
+
+
+def window_off_by_one(n, width):
+    offsets = torch.arange(n)[None, :] - torch.arange(n)[:, None]
+    return offsets.abs() >= width
+
+
+def window_left_only(n, width):
+    offsets = torch.arange(n)[None, :] - torch.arange(n)[:, None]
+    return offsets < -width
+
+
+def window_additive(n, width):
+    return torch.zeros(n, n).masked_fill(right_window_by_offsets(n, width), float("-inf"))
+
+
+def window_stub(n, width):
+    return None
+
+
+@pytest.mark.parametrize(
+    "candidate", [right_window_by_offsets, right_window_by_bands, right_window_by_loops]
+)
+def test_window_mask_checker_accepts_right_answers(candidate, capsys):
+    assert checks.window_mask(candidate) is True
+    assert "✔ window_mask: passes all 3 test cases." in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("candidate", "message"),
+    [
+        (window_inverted, "polarity inverted"),
+        (window_off_by_one, "use >, not >="),
+        (window_left_only, "only the left side is cut"),
+        (window_additive, "return a bool mask"),
+        (window_stub, "returned None"),
+    ],
+)
+def test_window_mask_checker_names_the_mistake(candidate, message, capsys):
+    assert checks.window_mask(candidate) is False
+    output = capsys.readouterr().out
+    assert "✘ window_mask" in output
+    assert message in output

@@ -20,6 +20,7 @@ from attention_to_bert.checks.ch04 import (
     positional_encoding,
     rope_half,
     self_attention,
+    window_mask,
 )
 from attention_to_bert.checks.ch05 import (
     cached_decoding,

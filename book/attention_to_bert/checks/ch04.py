@@ -1,5 +1,6 @@
 """The checkers of chapter 4: self-attention, the sinusoidal positional encoding, a self-attention
-module with a padding mask and dropout, and the half-split rotary position embeddings (RoPE) of LLaMA."""
+module with a padding mask and dropout, the half-split rotary position embeddings (RoPE) of LLaMA,
+and a window of offsets around each query."""
 
 from __future__ import annotations
 
@@ -314,4 +315,31 @@ def rope_half(candidate: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -
             ),
         ]
         checker.compare(actual, _rope_half_reference(x, positions), case, mistakes, atol=1e-4)
+    return checker.report()
+
+
+def window_mask(candidate: Callable[[int, int], torch.Tensor]) -> bool:
+    """Check ``candidate(n, width)``: a bool ``(n, n)`` mask, True where query i may not attend to key
+    j because they are more than ``width`` apart, |i - j| > width (exercise 4.4 (b))."""
+    checker = Checker("window_mask")
+    for n, width in [(6, 2), (5, 0), (4, 9)]:
+        n, width = vary(n, width)
+        case = f"n={n}, width={width} (True must mark |i - j| > width)"
+        offsets = torch.arange(n)[None, :] - torch.arange(n)[:, None]  # j - i
+        expected = offsets.abs() > width
+        mistakes = [
+            (~expected, "polarity inverted: True must mean 'may NOT attend', outside the window"),
+            (
+                offsets.abs() >= width,
+                "a key exactly `width` away is inside the window: use >, not >=",
+            ),
+            (offsets < -width, "only the left side is cut: mask keys too far right as well"),
+            (offsets > width, "only the right side is cut: mask keys too far left as well"),
+        ]
+        actual = checker.call(candidate, n, width, case=case)
+        if isinstance(actual, torch.Tensor) and actual.dtype != torch.bool:
+            message = "return a bool mask (True = may not attend), not an additive 0 / -inf one"
+            checker.expect(False, f"{case}: dtype {actual.dtype}; {message}")
+        else:
+            checker.compare(actual, expected, case, mistakes)
     return checker.report()
