@@ -35,14 +35,23 @@ class Seq2SeqTransformer(nn.Module):
     is masked everywhere; ``bos_id`` and ``eos_id`` start and end an output."""
 
     def __init__(
-        self, src_vocab_size: int, tgt_vocab_size: int, d_model: int = 64,
-        num_heads: int = 4, num_layers: int = 2, d_ff: int = 256,
-        dropout: float = 0.1, max_len: int = 64, pad_id: int = PAD_ID,
-        bos_id: int = BOS_ID, eos_id: int = EOS_ID,
-    ) -> None:  # fmt: skip
+        self,
+        src_vocab_size: int,
+        tgt_vocab_size: int,
+        d_model: int = 64,
+        num_heads: int = 4,
+        num_layers: int = 2,
+        d_ff: int = 256,
+        dropout: float = 0.1,
+        max_len: int = 64,
+        pad_id: int = PAD_ID,
+        bos_id: int = BOS_ID,
+        eos_id: int = EOS_ID,
+    ) -> None:
         super().__init__()
-        sizes = (src_vocab_size, tgt_vocab_size, d_model, num_layers, max_len)
-        check_sizes(*sizes, pad_id, bos_id, eos_id)
+        # the sizes and special ids, checked once, here at the boundary
+        sizes = (src_vocab_size, tgt_vocab_size, d_model, num_layers)
+        check_sizes(*sizes, max_len, pad_id, bos_id, eos_id)
         self.d_model, self.max_len = d_model, max_len
         self.pad_id, self.bos_id, self.eos_id = pad_id, bos_id, eos_id
         self.src_embedding = nn.Embedding(src_vocab_size, d_model, pad_id)
@@ -68,23 +77,28 @@ class Seq2SeqTransformer(nn.Module):
         return self.transformer.encode(x, src_key_padding_mask=src_key_padding_mask)
 
     def decode(
-        self, tgt_in_ids: Tensor, memory: Tensor, src_ids: Mask = None,
-        *, memory_key_padding_mask: Mask = None,
-    ):  # fmt: skip
+        self,
+        tgt_in_ids: Tensor,
+        memory: Tensor,
+        src_ids: Mask = None,
+        *,
+        memory_key_padding_mask: Mask = None,
+    ):
         """Logits (batch, tgt_len, tgt_vocab) for the token after each prefix
         of ``tgt_in_ids``, and each layer's self- and cross-attention
         weights. The source's padding: given, or built from ``src_ids``."""
-        check_ids(self, tgt_in_ids, "tgt_in_ids")
-        memory_key_padding_mask = source_padding(
-            self, tgt_in_ids, memory, src_ids, memory_key_padding_mask
-        )  # (batch, src_len)
+        padding = memory_key_padding_mask  # (batch, src_len), True = <pad>
+        _check_decode(self, tgt_in_ids, memory, src_ids, padding)
+        if padding is None:
+            padding = src_ids == self.pad_id
         t = self._embed(self.tgt_embedding, tgt_in_ids)  # (batch, tgt_len, d)
         output, self_weights, cross_weights = self.transformer.decode(
-            t, memory,
-            tgt_mask=causal_mask(t.shape[1], device=t.device),  # (tgt, tgt)
-            tgt_key_padding_mask=tgt_in_ids == self.pad_id,  # (batch, tgt)
-            memory_key_padding_mask=memory_key_padding_mask,
-        )  # fmt: skip
+            t,
+            memory,
+            tgt_mask=causal_mask(t.shape[1], device=t.device),
+            tgt_key_padding_mask=tgt_in_ids == self.pad_id,
+            memory_key_padding_mask=padding,
+        )
         return self.generator(output), self_weights, cross_weights
 
     def forward(self, src_ids: Tensor, tgt_in_ids: Tensor) -> Seq2SeqTransformerOutput:
@@ -99,14 +113,7 @@ class Seq2SeqTransformer(nn.Module):
 
 
 def check_sizes(
-    src_vocab_size: int,
-    tgt_vocab_size: int,
-    d_model: int,
-    num_layers: int,
-    max_len: int,
-    pad_id: int,
-    bos_id: int,
-    eos_id: int,
+    src_vocab_size, tgt_vocab_size, d_model, num_layers, max_len, pad_id, bos_id, eos_id
 ) -> None:
     """The sizes and special ids of a ``Seq2SeqTransformer``, checked (ValueError, TypeError)."""
     check_ints(src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size)
@@ -129,6 +136,13 @@ def check_ids(model: Seq2SeqTransformer, ids: torch.Tensor, name: str) -> None:
     if not 1 <= ids.shape[1] <= model.max_len:
         what = "longer than" if ids.shape[1] else "no token; at least one, at most"
         raise ValueError(f"{name} has length {ids.shape[1]}, {what} max_len={model.max_len}")
+
+
+def _check_decode(model, tgt_in_ids, memory, src_ids, memory_key_padding_mask) -> None:
+    """``decode``'s arguments checked once: ``tgt_in_ids``, then the source's padding (given, or built
+    from ``src_ids``)."""
+    check_ids(model, tgt_in_ids, "tgt_in_ids")
+    source_padding(model, tgt_in_ids, memory, src_ids, memory_key_padding_mask)
 
 
 def source_padding(
