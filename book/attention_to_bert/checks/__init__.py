@@ -33,6 +33,7 @@ from attention_to_bert.checks.ch05 import (
 from attention_to_bert.checks.ch06 import (
     beam_step,
     cross_attention,
+    decoder_layer,
     pre_ln_encoder_layer,
     transformer_masks,
 )
