@@ -484,3 +484,52 @@ def test_decoder_layer_wrong_answers_are_named(capsys):
     for wrong, message in cases:
         assert checks.decoder_layer(wrong) is False
         assert message in capsys.readouterr().out, wrong
+
+
+# --- length_penalty (Exercise 6.5) ---
+
+
+def right_penalty(hypotheses, alpha):
+    rescored = [(ids, log_p / ((5 + len(ids)) / 6) ** alpha) for ids, log_p in hypotheses]
+    return sorted(rescored, key=lambda hypothesis: -hypothesis[1])
+
+
+def test_length_penalty_right_answers_pass_visible_and_hidden(capsys):
+    def with_tensors(hypotheses, alpha):  # ids as tensors, scores as 0-d tensors: also fine
+        return [(torch.tensor(ids), torch.tensor(s)) for ids, s in right_penalty(hypotheses, alpha)]
+
+    for right in (right_penalty, with_tensors):
+        assert checks.length_penalty(right) is True
+        with fresh_inputs(2027):
+            assert checks.length_penalty(right) is True
+
+
+def test_length_penalty_wrong_answers_are_named(capsys):
+    def by_length(hypotheses, alpha):
+        return sorted(((i, s / len(i) ** alpha) for i, s in hypotheses), key=lambda h: -h[1])
+
+    def multiplied(hypotheses, alpha):
+        return [
+            (i, s * ((5 + len(i)) / 6) ** (2 * alpha)) for i, s in right_penalty(hypotheses, alpha)
+        ]
+
+    def worst_first(hypotheses, alpha):
+        return right_penalty(hypotheses, alpha)[::-1]
+
+    def without_eos(hypotheses, alpha):
+        return right_penalty([(i[:-1], s) for i, s in hypotheses], alpha)
+
+    def unsorted(hypotheses, alpha):
+        return [(i, s / ((5 + len(i)) / 6) ** alpha) for i, s in hypotheses]
+
+    cases = [
+        (by_length, "not by |Y| ** alpha"),
+        (worst_first, "worst first"),
+        (lambda hypotheses, alpha: None, "returned None"),
+        (unsorted, "expected ["),
+    ]
+    for wrong, message in cases:
+        assert checks.length_penalty(wrong) is False
+        assert message in capsys.readouterr().out, wrong
+    for wrong in (multiplied, without_eos):  # wrong, whatever the message
+        assert checks.length_penalty(wrong) is False

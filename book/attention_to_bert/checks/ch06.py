@@ -1,5 +1,5 @@
 """The checkers of chapter 6: one cross-attention step, one beam-search step, a pre-LN encoder
-layer, the Transformer's masks and a decoder layer's forward."""
+layer, the Transformer's masks, a decoder layer's forward and beam search's length penalty."""
 
 from __future__ import annotations
 
@@ -587,4 +587,69 @@ def decoder_layer(candidate: Callable[..., Any]) -> bool:
         weights_case = f"{case}, self_weights"
         later = "later positions (the causal mask)"
         checker.compare(result[1], self_weights, weights_case, masked=self_mask, masked_name=later)
+    return checker.report()
+
+
+# --- length_penalty (Exercise 6.5) ---
+
+
+def _rescored(hypotheses: list, alpha: float, penalty: Callable[[int], float]) -> list:
+    """``hypotheses`` (ids, log p) as (ids, log p / penalty(len(ids))), best first."""
+    scored = [(ids, log_p / penalty(len(ids))) for ids, log_p in hypotheses]
+    return sorted(scored, key=lambda hypothesis: -hypothesis[1])
+
+
+def _same_ranking(actual: Any, expected: list) -> bool:
+    if not isinstance(actual, list | tuple) or len(actual) != len(expected):
+        return False
+    try:
+        return all(
+            list(ids) == list(want_ids) and abs(float(score) - want) < 1e-6
+            for (ids, score), (want_ids, want) in zip(actual, expected, strict=True)
+        )
+    except (TypeError, ValueError):  # not pairs of (ids, score)
+        return False
+
+
+def length_penalty(candidate: Callable[..., Any]) -> bool:
+    """Check ``candidate(hypotheses, alpha)``: finished beam-search hypotheses ``(ids, log p)``
+    rescored with Wu et al.'s (2016) length penalty, ``log p / ((5 + |Y|) / 6) ** alpha`` with
+    ``|Y| = len(ids)``, returned as a new list of ``(ids, score)``, best first."""
+    import random
+
+    checker = Checker("length_penalty")
+    draw = random.Random(65)
+    for count, alpha in [(4, 0.6), (3, 1.0), (5, 0.0), (6, 0.6)]:
+        (count,) = vary(count)
+        hypotheses = []
+        for _ in range(count):
+            length = draw.randint(1, 12)
+            ids = [draw.randint(3, 14) for _ in range(length - 1)] + [2]  # ends in <eos>
+            hypotheses.append((ids, -draw.uniform(0.2, 3.0) * length**0.5))
+        case = f"{count} hypotheses, alpha={alpha}"
+
+        def gnmt(length: int, alpha: float = alpha) -> float:
+            return ((5 + length) / 6) ** alpha
+
+        expected = _rescored(hypotheses, alpha, gnmt)
+        by_length = _rescored(hypotheses, alpha, lambda n, a=alpha: n**a)
+        multiplied = _rescored(hypotheses, alpha, lambda n, a=alpha: 1 / gnmt(n, a))
+        without_eos = _rescored(hypotheses, alpha, lambda n, a=alpha: gnmt(n - 1, a))
+        mistakes = [
+            (by_length, "divide by Wu et al.'s ((5 + |Y|) / 6) ** alpha, not by |Y| ** alpha"),
+            (multiplied, "divide log p by the penalty, do not multiply: longer must cost less"),
+            (list(reversed(expected)), "these are worst first: sort by score, highest first"),
+            (without_eos, "|Y| counts every token of ids, <eos> included"),
+        ]
+        copy = [(list(ids), log_p) for ids, log_p in hypotheses]
+        result = checker.call(candidate, copy, alpha, case=case)
+        if result is None:
+            continue
+        if _same_ranking(result, expected):
+            continue
+        message = next((text for wrong, text in mistakes if _same_ranking(result, wrong)), None)
+        if message is None:
+            want = [(ids, round(score, 4)) for ids, score in expected]
+            message = f"expected {want}, got {result!r:.300}"
+        checker.expect(False, f"{case}: {message}")
     return checker.report()
