@@ -104,7 +104,7 @@ def test_the_cells_model_equals_the_packages_with_the_same_weights():
         "Transformer": Transformer, "Seq2SeqTransformerOutput": Seq2SeqTransformerOutput,
         "PAD_ID": translator.PAD_ID, "BOS_ID": translator.BOS_ID, "EOS_ID": translator.EOS_ID,
         "check_ids": translator.check_ids, "check_sizes": translator.check_sizes,
-        "_check_decode": translator._check_decode,
+        "source_padding": translator.source_padding,
     }  # fmt: skip
     exec(compile(cell.source, "cell", "exec"), namespace)
     sizes = {"d_model": 16, "num_heads": 2, "num_layers": 2, "d_ff": 32, "dropout": 0.0}

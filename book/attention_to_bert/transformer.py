@@ -199,14 +199,10 @@ class Transformer(nn.Module):
         memory, encoder_weights = self.encode(
             src, src_mask=src_mask, src_key_padding_mask=src_key_padding_mask
         )
-        output, decoder_weights, cross_weights = self.decode(
-            tgt,
-            memory,
-            tgt_mask=tgt_mask,
-            memory_mask=memory_mask,
-            tgt_key_padding_mask=tgt_key_padding_mask,
-            memory_key_padding_mask=memory_key_padding_mask,
-        )
+        masks = {"tgt_mask": tgt_mask, "memory_mask": memory_mask}
+        masks |= {"tgt_key_padding_mask": tgt_key_padding_mask}
+        masks |= {"memory_key_padding_mask": memory_key_padding_mask}
+        output, decoder_weights, cross_weights = self.decode(tgt, memory, **masks)
         return TransformerOutput(output, encoder_weights, decoder_weights, cross_weights)
 
     @classmethod

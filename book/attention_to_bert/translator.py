@@ -87,10 +87,8 @@ class Seq2SeqTransformer(nn.Module):
         """Logits (batch, tgt_len, tgt_vocab) for the token after each prefix
         of ``tgt_in_ids``, and each layer's self- and cross-attention
         weights. The source's padding: given, or built from ``src_ids``."""
-        padding = memory_key_padding_mask  # (batch, src_len), True = <pad>
-        _check_decode(self, tgt_in_ids, memory, src_ids, padding)
-        if padding is None:
-            padding = src_ids == self.pad_id
+        # (batch, src_len), True = <pad>; the arguments checked once, here
+        padding = source_padding(self, tgt_in_ids, memory, src_ids, memory_key_padding_mask)
         t = self._embed(self.tgt_embedding, tgt_in_ids)  # (batch, tgt_len, d)
         output, self_weights, cross_weights = self.transformer.decode(
             t,
@@ -138,13 +136,6 @@ def check_ids(model: Seq2SeqTransformer, ids: torch.Tensor, name: str) -> None:
         raise ValueError(f"{name} has length {ids.shape[1]}, {what} max_len={model.max_len}")
 
 
-def _check_decode(model, tgt_in_ids, memory, src_ids, memory_key_padding_mask) -> None:
-    """``decode``'s arguments checked once: ``tgt_in_ids``, then the source's padding (given, or built
-    from ``src_ids``)."""
-    check_ids(model, tgt_in_ids, "tgt_in_ids")
-    source_padding(model, tgt_in_ids, memory, src_ids, memory_key_padding_mask)
-
-
 def source_padding(
     model: Seq2SeqTransformer,
     tgt_in_ids: torch.Tensor,
@@ -153,7 +144,8 @@ def source_padding(
     memory_key_padding_mask: torch.Tensor | None,
 ) -> torch.Tensor:
     """The source's padding for ``decode`` (True = padding), given or built from ``src_ids``
-    (exactly one of them), checked against ``memory`` and ``tgt_in_ids``."""
+    (exactly one of them), checked against ``memory`` and ``tgt_in_ids`` (checked too)."""
+    check_ids(model, tgt_in_ids, "tgt_in_ids")
     if (src_ids is None) == (memory_key_padding_mask is None):
         raise TypeError("decode needs src_ids or memory_key_padding_mask (exactly one)")
     check_tensor("memory", memory, floating=True, dim=3, axes="(batch, src_len, d_model)")
@@ -186,14 +178,9 @@ def noam_schedule(d_model: int, warmup_steps: int, factor: float = 1.0) -> Calla
 def beam_step(
     scores: torch.Tensor, log_probs: torch.Tensor, beam_size: int
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """One step of beam search: the best ``beam_size`` extensions.
-
-    ``scores`` (beams,): the kept prefixes' total log-probabilities;
-    ``log_probs`` (beams, vocab): the next token's after each prefix.
-    Every prefix extended by every token scores the sum of the two.
-    Returns (scores, beam_ids, token_ids) of the best, best first:
-    ``min(beam_size, beams * vocab)`` entries each.
-    """
+    """One step of beam search: of every prefix (total log-probability ``scores``, ``(beams,)``)
+    extended by every token (``log_probs``, ``(beams, vocab)``), the ``beam_size`` best, best first,
+    as ``(scores, beam_ids, token_ids)``."""
     check_tensor("log_probs", log_probs, floating=True, dim=2)
     beams, vocab = log_probs.shape
     check_tensor("scores", scores, floating=True, shape=(beams,))
