@@ -5,9 +5,9 @@ of 64 dates, seed 0, one thread), changing one thing: ``no_warmup`` holds the ra
 peak for the first 50 steps (then the same 1/sqrt(step) decay), ``no_smoothing`` sets the label
 smoothing to 0. The warm-up experiment's pre-LN arms put each LayerNorm before its sub-layer
 (``nn.Transformer(norm_first=True)``, behind the chapter model's embeddings and generator):
-``pre_ln`` with the chapter's schedule, ``pre_ln_no_warmup`` with ``no_warmup``'s. Exercise 6.4's
-runs: ``constant_peak`` (the rate held at the schedule's peak, 8.84e-3, all along),
-``constant_1e-3``, ``one_layer`` (``num_layers=1``) and ``dropout_0.1``. The code is not copied:
+``pre_ln`` with the chapter's schedule, ``pre_ln_no_warmup`` with ``no_warmup``'s. Further
+controls (once Exercise 6.4's runs): ``constant_peak`` (the rate held at the schedule's peak,
+8.84e-3, all along), ``constant_1e-3``, ``one_layer`` (``num_layers=1``) and ``dropout_0.1``. The code is not copied:
 the script executes the chapter's cells that define the data, ``greedy_decode`` and
 ``train_transformer`` (found by their first lines), so the runs are the chapter's.
 The chapter re-runs the first steps of each run live and asserts that its losses agree with these.

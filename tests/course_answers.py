@@ -205,6 +205,19 @@ class {f}(nn.Module):  # layers with a bias (the exercise asks bias=False)
     "static_vectors": """def {f}(embeddings, input_ids, attention_mask, special_ids):
     keep = attention_mask.unsqueeze(-1).float()  # [CLS] and [SEP] kept in the mean
     return (embeddings(input_ids) * keep).sum(1) / keep.sum(1)""",
+    "decoder_layer": """from attention_to_bert.transformer import DecoderLayer
+
+
+class {f}(DecoderLayer):  # the cross-attention's residual adds x, not a
+    def forward(self, x, memory, self_mask=None, memory_mask=None):
+        attended, self_weights = self.self_attn(x, x, x, attn_mask=self_mask)
+        a = self.norm1(x + attended)
+        attended, cross_weights = self.multihead_attn(a, memory, memory, attn_mask=memory_mask)
+        b = self.norm2(x + attended)
+        return self.norm3(b + self.feed_forward(b)), self_weights, cross_weights""",
+    "length_penalty": """def {f}(hypotheses, alpha):  # divided by |Y| ** alpha
+    rescored = [(ids, log_p / len(ids) ** alpha) for ids, log_p in hypotheses]
+    return sorted(rescored, key=lambda hypothesis: -hypothesis[1])""",
     "transformer_masks": """def {f}(src_ids, tgt_in_ids, pad_id):  # no causal part
     decoder = (tgt_in_ids == pad_id)[:, None, None, :]
     return decoder, (src_ids == pad_id)[:, None, None, :]""",

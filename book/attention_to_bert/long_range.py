@@ -29,10 +29,10 @@ def make_model(name: str, length: int) -> nn.Module:
     if name == "rnn":
         return seq2seq.Seq2Seq(VOCAB, VOCAB, score="additive", embedding_size=16, hidden_size=32)
     if name == "transformer":
+        sizes = {"d_model": 64, "num_heads": 4, "num_layers": 2, "d_ff": 128, "dropout": 0.0}
         return Seq2SeqTransformer(
-            len(VOCAB), len(VOCAB), d_model=64, num_heads=4, num_layers=2, d_ff=128,
-            dropout=0.0, max_len=length + 2, pad_id=VOCAB.pad_id,
-        )  # fmt: skip
+            len(VOCAB), len(VOCAB), **sizes, max_len=length + 2, pad_id=VOCAB.pad_id
+        )
     raise ValueError(f"name must be one of {MODELS}, got {name!r}")
 
 

@@ -35,14 +35,23 @@ class Seq2SeqTransformer(nn.Module):
     is masked everywhere; ``bos_id`` and ``eos_id`` start and end an output."""
 
     def __init__(
-        self, src_vocab_size: int, tgt_vocab_size: int, d_model: int = 64,
-        num_heads: int = 4, num_layers: int = 2, d_ff: int = 256,
-        dropout: float = 0.1, max_len: int = 64, pad_id: int = PAD_ID,
-        bos_id: int = BOS_ID, eos_id: int = EOS_ID,
-    ) -> None:  # fmt: skip
+        self,
+        src_vocab_size: int,
+        tgt_vocab_size: int,
+        d_model: int = 64,
+        num_heads: int = 4,
+        num_layers: int = 2,
+        d_ff: int = 256,
+        dropout: float = 0.1,
+        max_len: int = 64,
+        pad_id: int = PAD_ID,
+        bos_id: int = BOS_ID,
+        eos_id: int = EOS_ID,
+    ) -> None:
         super().__init__()
-        sizes = (src_vocab_size, tgt_vocab_size, d_model, num_layers, max_len)
-        check_sizes(*sizes, pad_id, bos_id, eos_id)
+        # the sizes and special ids, checked once, here at the boundary
+        sizes = (src_vocab_size, tgt_vocab_size, d_model, num_layers)
+        check_sizes(*sizes, max_len, pad_id, bos_id, eos_id)
         self.d_model, self.max_len = d_model, max_len
         self.pad_id, self.bos_id, self.eos_id = pad_id, bos_id, eos_id
         self.src_embedding = nn.Embedding(src_vocab_size, d_model, pad_id)
@@ -68,23 +77,26 @@ class Seq2SeqTransformer(nn.Module):
         return self.transformer.encode(x, src_key_padding_mask=src_key_padding_mask)
 
     def decode(
-        self, tgt_in_ids: Tensor, memory: Tensor, src_ids: Mask = None,
-        *, memory_key_padding_mask: Mask = None,
-    ):  # fmt: skip
+        self,
+        tgt_in_ids: Tensor,
+        memory: Tensor,
+        src_ids: Mask = None,
+        *,
+        memory_key_padding_mask: Mask = None,
+    ):
         """Logits (batch, tgt_len, tgt_vocab) for the token after each prefix
         of ``tgt_in_ids``, and each layer's self- and cross-attention
         weights. The source's padding: given, or built from ``src_ids``."""
-        check_ids(self, tgt_in_ids, "tgt_in_ids")
-        memory_key_padding_mask = source_padding(
-            self, tgt_in_ids, memory, src_ids, memory_key_padding_mask
-        )  # (batch, src_len)
+        # (batch, src_len), True = <pad>; the arguments checked once, here
+        padding = source_padding(self, tgt_in_ids, memory, src_ids, memory_key_padding_mask)
         t = self._embed(self.tgt_embedding, tgt_in_ids)  # (batch, tgt_len, d)
         output, self_weights, cross_weights = self.transformer.decode(
-            t, memory,
-            tgt_mask=causal_mask(t.shape[1], device=t.device),  # (tgt, tgt)
-            tgt_key_padding_mask=tgt_in_ids == self.pad_id,  # (batch, tgt)
-            memory_key_padding_mask=memory_key_padding_mask,
-        )  # fmt: skip
+            t,
+            memory,
+            tgt_mask=causal_mask(t.shape[1], device=t.device),
+            tgt_key_padding_mask=tgt_in_ids == self.pad_id,
+            memory_key_padding_mask=padding,
+        )
         return self.generator(output), self_weights, cross_weights
 
     def forward(self, src_ids: Tensor, tgt_in_ids: Tensor) -> Seq2SeqTransformerOutput:
@@ -99,14 +111,7 @@ class Seq2SeqTransformer(nn.Module):
 
 
 def check_sizes(
-    src_vocab_size: int,
-    tgt_vocab_size: int,
-    d_model: int,
-    num_layers: int,
-    max_len: int,
-    pad_id: int,
-    bos_id: int,
-    eos_id: int,
+    src_vocab_size, tgt_vocab_size, d_model, num_layers, max_len, pad_id, bos_id, eos_id
 ) -> None:
     """The sizes and special ids of a ``Seq2SeqTransformer``, checked (ValueError, TypeError)."""
     check_ints(src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size)
@@ -139,7 +144,8 @@ def source_padding(
     memory_key_padding_mask: torch.Tensor | None,
 ) -> torch.Tensor:
     """The source's padding for ``decode`` (True = padding), given or built from ``src_ids``
-    (exactly one of them), checked against ``memory`` and ``tgt_in_ids``."""
+    (exactly one of them), checked against ``memory`` and ``tgt_in_ids`` (checked too)."""
+    check_ids(model, tgt_in_ids, "tgt_in_ids")
     if (src_ids is None) == (memory_key_padding_mask is None):
         raise TypeError("decode needs src_ids or memory_key_padding_mask (exactly one)")
     check_tensor("memory", memory, floating=True, dim=3, axes="(batch, src_len, d_model)")
@@ -172,14 +178,9 @@ def noam_schedule(d_model: int, warmup_steps: int, factor: float = 1.0) -> Calla
 def beam_step(
     scores: torch.Tensor, log_probs: torch.Tensor, beam_size: int
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """One step of beam search: the best ``beam_size`` extensions.
-
-    ``scores`` (beams,): the kept prefixes' total log-probabilities;
-    ``log_probs`` (beams, vocab): the next token's after each prefix.
-    Every prefix extended by every token scores the sum of the two.
-    Returns (scores, beam_ids, token_ids) of the best, best first:
-    ``min(beam_size, beams * vocab)`` entries each.
-    """
+    """One step of beam search: of every prefix (total log-probability ``scores``, ``(beams,)``)
+    extended by every token (``log_probs``, ``(beams, vocab)``), the ``beam_size`` best, best first,
+    as ``(scores, beam_ids, token_ids)``."""
     check_tensor("log_probs", log_probs, floating=True, dim=2)
     beams, vocab = log_probs.shape
     check_tensor("scores", scores, floating=True, shape=(beams,))

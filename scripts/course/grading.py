@@ -60,6 +60,8 @@ SOLVED_BY: dict[str, tuple[str, ...]] = {
     "beam_step": ("translator.beam_step",),
     "pre_ln_encoder_layer": (),  # the package's layers are post-LN only
     "transformer_masks": ("masks.combine_masks",),  # causal_mask is a building block
+    "decoder_layer": (),  # the checker builds transformer.DecoderLayer as its reference
+    "length_penalty": (),  # the package has no length penalty
     "mlm_mask": ("pretraining.mask_tokens",),
     "pretraining_loss": ("pretraining.pretraining_losses",),  # BERT's recipe (15%, NSP)
     "static_vectors": ("classifier._static_vectors",),  # the fine-tuning baseline

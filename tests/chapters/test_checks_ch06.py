@@ -7,7 +7,7 @@ from grading import fresh_inputs
 
 from attention_to_bert import checks
 from attention_to_bert.multihead import MultiHeadAttention
-from attention_to_bert.transformer import EncoderLayer
+from attention_to_bert.transformer import DecoderLayer, EncoderLayer
 
 # --- cross_attention ---
 
@@ -422,3 +422,114 @@ def test_transformer_masks_is_graded_on_other_sizes():
     finally:
         set_hidden_seed(previous)
     assert sizes and sizes[0] != ((2, 5), (2, 4)), sizes
+
+
+# --- decoder_layer (Exercise 6.4) ---
+
+
+class ByHand(DecoderLayer):
+    def forward(self, x, memory, self_mask=None, memory_mask=None):
+        attended, self_weights = self.self_attn(x, x, x, attn_mask=self_mask)
+        a = self.norm1(x + attended)
+        attended, cross_weights = self.multihead_attn(a, memory, memory, attn_mask=memory_mask)
+        b = self.norm2(a + attended)
+        return self.norm3(b + self.feed_forward(b)), self_weights, cross_weights
+
+
+class NoCausal(ByHand):
+    def forward(self, x, memory, self_mask=None, memory_mask=None):
+        return super().forward(x, memory, None, memory_mask)
+
+
+class NoMemoryMask(ByHand):
+    def forward(self, x, memory, self_mask=None, memory_mask=None):
+        return super().forward(x, memory, self_mask, None)
+
+
+class ResidualFromX(DecoderLayer):
+    def forward(self, x, memory, self_mask=None, memory_mask=None):
+        attended, self_weights = self.self_attn(x, x, x, attn_mask=self_mask)
+        a = self.norm1(x + attended)
+        attended, cross_weights = self.multihead_attn(a, memory, memory, attn_mask=memory_mask)
+        b = self.norm2(x + attended)
+        return self.norm3(b + self.feed_forward(b)), self_weights, cross_weights
+
+
+class NoFeedForward(ByHand):
+    def feed_forward(self, x):
+        return torch.zeros_like(x)
+
+
+class DecoderStub(DecoderLayer):
+    def forward(self, x, memory, self_mask=None, memory_mask=None): ...
+
+
+def test_decoder_layer_right_answers_pass_visible_and_hidden(capsys):
+    for right in (ByHand, DecoderLayer):
+        assert checks.decoder_layer(right) is True
+        assert "passes all 3 test cases" in capsys.readouterr().out
+        with fresh_inputs(2027):
+            assert checks.decoder_layer(right) is True
+
+
+def test_decoder_layer_wrong_answers_are_named(capsys):
+    cases = [
+        (NoCausal, "ignores self_mask"),
+        (NoMemoryMask, "ignores memory_mask"),
+        (ResidualFromX, "adds x, not a"),
+        (NoFeedForward, "no feed-forward sub-layer"),
+        (DecoderStub, "expected a triple"),
+        (lambda d_model, heads, d_ff: torch.nn.Linear(d_model, d_ff), "could not give candidate"),
+    ]
+    for wrong, message in cases:
+        assert checks.decoder_layer(wrong) is False
+        assert message in capsys.readouterr().out, wrong
+
+
+# --- length_penalty (Exercise 6.5) ---
+
+
+def right_penalty(hypotheses, alpha):
+    rescored = [(ids, log_p / ((5 + len(ids)) / 6) ** alpha) for ids, log_p in hypotheses]
+    return sorted(rescored, key=lambda hypothesis: -hypothesis[1])
+
+
+def test_length_penalty_right_answers_pass_visible_and_hidden(capsys):
+    def with_tensors(hypotheses, alpha):  # ids as tensors, scores as 0-d tensors: also fine
+        return [(torch.tensor(ids), torch.tensor(s)) for ids, s in right_penalty(hypotheses, alpha)]
+
+    for right in (right_penalty, with_tensors):
+        assert checks.length_penalty(right) is True
+        with fresh_inputs(2027):
+            assert checks.length_penalty(right) is True
+
+
+def test_length_penalty_wrong_answers_are_named(capsys):
+    def by_length(hypotheses, alpha):
+        return sorted(((i, s / len(i) ** alpha) for i, s in hypotheses), key=lambda h: -h[1])
+
+    def multiplied(hypotheses, alpha):
+        return [
+            (i, s * ((5 + len(i)) / 6) ** (2 * alpha)) for i, s in right_penalty(hypotheses, alpha)
+        ]
+
+    def worst_first(hypotheses, alpha):
+        return right_penalty(hypotheses, alpha)[::-1]
+
+    def without_eos(hypotheses, alpha):
+        return right_penalty([(i[:-1], s) for i, s in hypotheses], alpha)
+
+    def unsorted(hypotheses, alpha):
+        return [(i, s / ((5 + len(i)) / 6) ** alpha) for i, s in hypotheses]
+
+    cases = [
+        (by_length, "not by |Y| ** alpha"),
+        (worst_first, "worst first"),
+        (lambda hypotheses, alpha: None, "returned None"),
+        (unsorted, "expected ["),
+    ]
+    for wrong, message in cases:
+        assert checks.length_penalty(wrong) is False
+        assert message in capsys.readouterr().out, wrong
+    for wrong in (multiplied, without_eos):  # wrong, whatever the message
+        assert checks.length_penalty(wrong) is False

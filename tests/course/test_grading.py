@@ -282,12 +282,13 @@ def test_the_books_solutions_pass_graded_and_hidden_with_the_package_blocked(
     from attention_to_bert import pretraining
     from attention_to_bert.masks import masked_softmax
     from attention_to_bert.multihead import merge_heads, split_heads
-    from attention_to_bert.transformer import EncoderLayer
+    from attention_to_bert.transformer import DecoderLayer, EncoderLayer
 
     # what the chapters' setup cells import, which the solutions use
     namespace = {"torch": torch, "math": math, "checks": checks, "masked_softmax": masked_softmax}
     namespace |= {"nn": nn, "F": functional, "split_heads": split_heads, "merge_heads": merge_heads}
     namespace |= {"pretraining": pretraining, "EncoderLayer": EncoderLayer}  # chapter 6's page
+    namespace["DecoderLayer"] = DecoderLayer  # chapter 6's page too
     exec(source.replace(call, ""), namespace)
     with package_answer_blocked(name, namespace):
         assert getattr(checks, name)(namespace[answer]) is True

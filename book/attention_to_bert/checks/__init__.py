@@ -34,6 +34,8 @@ from attention_to_bert.checks.ch05 import (
 from attention_to_bert.checks.ch06 import (
     beam_step,
     cross_attention,
+    decoder_layer,
+    length_penalty,
     pre_ln_encoder_layer,
     transformer_masks,
 )

@@ -1,5 +1,5 @@
 """The checkers of chapter 6: one cross-attention step, one beam-search step, a pre-LN encoder
-layer and the Transformer's masks."""
+layer, the Transformer's masks, a decoder layer's forward and beam search's length penalty."""
 
 from __future__ import annotations
 
@@ -476,5 +476,180 @@ def transformer_masks(candidate: Callable[..., Any]) -> bool:
             message = f"the {' and the '.join(wrong)} {verb}" + (
                 f"; leak test: {leak}" if leak else ""
             )
+        checker.expect(False, f"{case}: {message}")
+    return checker.report()
+
+
+# --- decoder_layer (Exercise 6.4) ---
+
+
+def _decoder_variants(layer: Any, x: torch.Tensor, memory: torch.Tensor, self_mask, memory_mask):
+    """The package layer's output and those of typical wrong forwards, each by hand from the
+    layer's own submodules (``layer`` is a ``DecoderLayer`` in eval mode)."""
+
+    def self_attend(h: torch.Tensor, mask: Any = self_mask) -> torch.Tensor:
+        return layer.self_attn(h, h, h, attn_mask=mask)[0]
+
+    def cross(a: torch.Tensor, keys: torch.Tensor, mask: Any = memory_mask) -> torch.Tensor:
+        return layer.multihead_attn(a, keys, keys, attn_mask=mask)[0]
+
+    def finish(b: torch.Tensor) -> torch.Tensor:
+        return layer.norm3(b + layer.feed_forward(b))
+
+    a = layer.norm1(x + self_attend(x))
+    no_causal = layer.norm1(x + self_attend(x, None))
+    h = layer.norm1(x)
+    pre_a = x + layer.self_attn(h, h, h, attn_mask=self_mask)[0]
+    pre_b = pre_a + cross(layer.norm2(pre_a), memory)
+    return {
+        "right": layer(x, memory, self_mask, memory_mask)[0],
+        "the self-attention ignores self_mask: each position must not see later ones (the causal "
+        "mask) nor the target's padding": finish(layer.norm2(no_causal + cross(no_causal, memory))),
+        "the cross-attention ignores memory_mask: the source's padding must get no weight": finish(
+            layer.norm2(a + cross(a, memory, None))
+        ),
+        "the residual of the cross-attention adds x, not a (the self-attention sub-layer's "
+        "output): each Add takes the input of its own sub-layer": finish(
+            layer.norm2(x + cross(a, memory))
+        ),
+        "pre-LN order: this layer is post-LN, LayerNorm(x + Sublayer(x)) after each addition": (
+            pre_b + layer.feed_forward(layer.norm3(pre_b))
+        ),
+        "no feed-forward sub-layer: the third step is LayerNorm(b + FFN(b))": layer.norm3(
+            layer.norm2(a + cross(a, memory))
+        ),
+    }
+
+
+def decoder_layer(candidate: Callable[..., Any]) -> bool:
+    """Check ``candidate``, a class built like ``DecoderLayer(d_model, num_heads, d_ff)`` (the same
+    submodules) whose ``forward(x, memory, self_mask, memory_mask)`` returns ``(y, self_weights,
+    cross_weights)``, against the package's ``DecoderLayer`` with the same weights."""
+    from attention_to_bert.masks import causal_mask
+    from attention_to_bert.transformer import DecoderLayer
+
+    checker = Checker("decoder_layer")
+    generator = torch.Generator().manual_seed(64)
+    # (batch, target length, source length, heads, width per head, d_ff, real source lengths)
+    for batch, m, n, heads, head_width, d_ff, lengths in [
+        (2, 4, 6, 2, 4, 16, (6, 3)),
+        (1, 5, 3, 1, 6, 12, (3,)),
+        (3, 3, 5, 4, 2, 20, (5, 2, 4)),
+    ]:
+        m, n, head_width, d_ff = vary(m, n, head_width, d_ff)
+        d_model = heads * head_width
+        case = f"d_model={d_model}, num_heads={heads}, x {(batch, m, d_model)}, memory n={n}"
+        torch_state = torch.random.get_rng_state()
+        torch.manual_seed(int(torch.randint(0, 2**31, (1,), generator=generator)))
+        reference = DecoderLayer(d_model, heads, d_ff).eval()
+        with torch.no_grad():  # LayerNorms that differ from each other and from a fresh one
+            for norm in (reference.norm1, reference.norm2, reference.norm3):
+                norm.weight.copy_(1 + 0.5 * torch.randn(d_model, generator=generator))
+                norm.bias.copy_(0.5 * torch.randn(d_model, generator=generator))
+        built = checker.call(candidate, d_model, heads, d_ff, case=f"{case}, building the layer")
+        torch.random.set_rng_state(torch_state)
+        if built is None:
+            continue
+        try:
+            built.load_state_dict(reference.state_dict())
+        except Exception as error:  # the student's class: report, don't crash
+            checker.expect(
+                False,
+                f"{case}: could not give candidate({d_model}, {heads}, {d_ff}) the weights of "
+                "DecoderLayer (keep its submodules: subclass it and write forward only): "
+                f"{type(error).__name__}: {error}",
+            )
+            continue
+        x = torch.randn(batch, m, d_model, generator=generator)
+        memory = torch.randn(batch, n, d_model, generator=generator)
+        lengths = tuple(min(k, n) for k in lengths)
+        padded = torch.arange(n)[None, :] >= torch.tensor(lengths)[:, None]
+        self_mask = causal_mask(m)  # (m, m), True = may not attend
+        memory_mask = padded[:, None, None, :]  # (batch, 1, 1, n)
+        with torch.no_grad():
+            variants = _decoder_variants(reference, x, memory, self_mask, memory_mask)
+            self_weights = reference(x, memory, self_mask, memory_mask)[1]
+            try:
+                result = built.eval()(x.clone(), memory.clone(), self_mask, memory_mask)
+            except Exception as error:  # the student's code may raise anything
+                checker.expect(False, f"{case}: raised {type(error).__name__}: {error}")
+                continue
+        if result is None or not isinstance(result, tuple | list) or len(result) != 3:
+            checker.expect(
+                False,
+                f"{case}: expected a triple (y, self_weights, cross_weights), got "
+                f"{type(result).__name__} (a missing return, or a body still `...`?)",
+            )
+            continue
+        expected = variants.pop("right")
+        mistakes = [(wrong, text) for text, wrong in variants.items()]
+        checker.compare(result[0], expected, f"{case}, y", mistakes, atol=1e-4)
+        weights_case = f"{case}, self_weights"
+        later = "later positions (the causal mask)"
+        checker.compare(result[1], self_weights, weights_case, masked=self_mask, masked_name=later)
+    return checker.report()
+
+
+# --- length_penalty (Exercise 6.5) ---
+
+
+def _rescored(hypotheses: list, alpha: float, penalty: Callable[[int], float]) -> list:
+    """``hypotheses`` (ids, log p) as (ids, log p / penalty(len(ids))), best first."""
+    scored = [(ids, log_p / penalty(len(ids))) for ids, log_p in hypotheses]
+    return sorted(scored, key=lambda hypothesis: -hypothesis[1])
+
+
+def _same_ranking(actual: Any, expected: list) -> bool:
+    if not isinstance(actual, list | tuple) or len(actual) != len(expected):
+        return False
+    try:
+        return all(
+            list(ids) == list(want_ids) and abs(float(score) - want) < 1e-6
+            for (ids, score), (want_ids, want) in zip(actual, expected, strict=True)
+        )
+    except (TypeError, ValueError):  # not pairs of (ids, score)
+        return False
+
+
+def length_penalty(candidate: Callable[..., Any]) -> bool:
+    """Check ``candidate(hypotheses, alpha)``: finished beam-search hypotheses ``(ids, log p)``
+    rescored with Wu et al.'s (2016) length penalty, ``log p / ((5 + |Y|) / 6) ** alpha`` with
+    ``|Y| = len(ids)``, returned as a new list of ``(ids, score)``, best first."""
+    import random
+
+    checker = Checker("length_penalty")
+    draw = random.Random(65)
+    for count, alpha in [(4, 0.6), (3, 1.0), (5, 0.0), (6, 0.6)]:
+        (count,) = vary(count)
+        hypotheses = []
+        for _ in range(count):
+            length = draw.randint(1, 12)
+            ids = [draw.randint(3, 14) for _ in range(length - 1)] + [2]  # ends in <eos>
+            hypotheses.append((ids, -draw.uniform(0.2, 3.0) * length**0.5))
+        case = f"{count} hypotheses, alpha={alpha}"
+
+        def gnmt(length: int, alpha: float = alpha) -> float:
+            return ((5 + length) / 6) ** alpha
+
+        expected = _rescored(hypotheses, alpha, gnmt)
+        by_length = _rescored(hypotheses, alpha, lambda n, a=alpha: n**a)
+        multiplied = _rescored(hypotheses, alpha, lambda n, a=alpha: 1 / gnmt(n, a))
+        without_eos = _rescored(hypotheses, alpha, lambda n, a=alpha: gnmt(n - 1, a))
+        mistakes = [
+            (by_length, "divide by Wu et al.'s ((5 + |Y|) / 6) ** alpha, not by |Y| ** alpha"),
+            (multiplied, "divide log p by the penalty, do not multiply: longer must cost less"),
+            (list(reversed(expected)), "these are worst first: sort by score, highest first"),
+            (without_eos, "|Y| counts every token of ids, <eos> included"),
+        ]
+        copy = [(list(ids), log_p) for ids, log_p in hypotheses]
+        result = checker.call(candidate, copy, alpha, case=case)
+        if result is None:
+            continue
+        if _same_ranking(result, expected):
+            continue
+        message = next((text for wrong, text in mistakes if _same_ranking(result, wrong)), None)
+        if message is None:
+            want = [(ids, round(score, 4)) for ids, score in expected]
+            message = f"expected {want}, got {result!r:.300}"
         checker.expect(False, f"{case}: {message}")
     return checker.report()
