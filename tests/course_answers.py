@@ -35,6 +35,11 @@ WRONG = {
     "deciding_sentence_loss": """def {f}(sentence_weights, deciding):  # summed, not averaged
     picked = sentence_weights[torch.arange(len(deciding)), deciding]
     return -picked.clamp_min(1e-8).log().sum()""",
+    "similarity_to_row": """def {f}(states, padding_mask, rows):  # the row's own state counted
+    target = states[torch.arange(len(rows)), rows].unsqueeze(1)
+    cosine = torch.nn.functional.cosine_similarity(states, target, dim=-1)
+    real = (~padding_mask).float()
+    return (cosine * real).sum(-1) / real.sum(-1)""",
     "delete_tokens": """def {f}(word_ids, rows, columns, pad_id):  # padded out, not deleted
     out = word_ids.clone()
     out[torch.arange(len(rows)), rows, columns] = pad_id

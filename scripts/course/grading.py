@@ -41,6 +41,7 @@ SOLVED_BY: dict[str, tuple[str, ...]] = {
     "han_attention": ("han.ContextAttention", "attention.attention"),
     "delete_tokens": (),  # the package has no token deletion
     "deciding_sentence_loss": (),  # the package has no such loss
+    "similarity_to_row": (),  # the package measures no similarity of states
     "beam_search": ("translator.beam_step",),  # its ranking step
     "luong_step": ("attention.attention", "attention.GeneralScore"),  # its attention part
     "reverse_source": (),  # the package never reverses a source

@@ -256,3 +256,71 @@ def test_deciding_loss_catches_a_detached_loss(capsys):
 
     assert not checks.deciding_sentence_loss(detached)
     assert "detached" in capsys.readouterr().out
+
+
+def similarity_right(states, padding_mask, rows):
+    index = torch.arange(len(rows))
+    target = states[index, rows].unsqueeze(1)
+    cosine = torch.nn.functional.cosine_similarity(states, target, dim=-1)
+    others = ~padding_mask
+    others[index, rows] = False
+    return (cosine * others).sum(-1) / others.sum(-1)
+
+
+def test_similarity_accepts_the_right_answer(capsys):
+    assert checks.similarity_to_row(similarity_right)
+    assert "passes all 3 test cases" in capsys.readouterr().out
+
+
+def test_similarity_passes_on_other_sizes(capsys):
+    from attention_to_bert.checks.grading import fresh_inputs
+
+    with fresh_inputs(778):
+        assert checks.similarity_to_row(similarity_right)
+
+
+def test_similarity_catches_counting_the_rows_own_state(capsys):
+    def with_itself(states, padding_mask, rows):
+        target = states[torch.arange(len(rows)), rows].unsqueeze(1)
+        cosine = torch.nn.functional.cosine_similarity(states, target, dim=-1)
+        real = (~padding_mask).float()
+        return (cosine * real).sum(-1) / real.sum(-1)
+
+    assert not checks.similarity_to_row(with_itself)
+    assert "counts the row's own state" in capsys.readouterr().out
+
+
+def test_similarity_catches_ignoring_the_padding(capsys):
+    def unmasked(states, padding_mask, rows):
+        index = torch.arange(len(rows))
+        target = states[index, rows].unsqueeze(1)
+        cosine = torch.nn.functional.cosine_similarity(states, target, dim=-1)
+        cosine[index, rows] = 0.0
+        return cosine.sum(-1) / (states.shape[1] - 1)
+
+    assert not checks.similarity_to_row(unmasked)
+    assert "padded sentences too" in capsys.readouterr().out
+
+
+def test_similarity_catches_a_dot_product(capsys):
+    def dot(states, padding_mask, rows):
+        index = torch.arange(len(rows))
+        target = states[index, rows].unsqueeze(1)
+        others = ~padding_mask
+        others[index, rows] = False
+        return ((states * target).sum(-1) * others).sum(-1) / others.sum(-1)
+
+    assert not checks.similarity_to_row(dot)
+    assert "a dot product, not the cosine" in capsys.readouterr().out
+
+
+def test_similarity_catches_the_stub_and_a_mask_changed_in_place(capsys):
+    assert not checks.similarity_to_row(lambda states, padding_mask, rows: None)
+    assert "returned None" in capsys.readouterr().out
+
+    def in_place(states, padding_mask, rows):
+        padding_mask[torch.arange(len(rows)), rows] = True  # marks the row: a side effect
+        return similarity_right(states, ~(~padding_mask), rows)
+
+    assert not checks.similarity_to_row(in_place)
+    assert "modified in place" in capsys.readouterr().out

@@ -10,7 +10,7 @@ import pytest
 import torch
 from helpers import ROOT, load_script, seed_tolerance
 
-from attention_to_bert.data import sentence_splits
+from attention_to_bert.data import make_documents, sentence_splits
 
 SHIPPED = ROOT / "book" / "attention_to_bert" / "results" / "ch02_han.json"
 
@@ -50,9 +50,29 @@ def test_the_shipped_table_has_every_rate_and_seed_and_the_chosen_rate_fits_best
         has_sentence_weights = module.MODELS[row["model"]][1] != "mean"
         if "top" in row:  # only models with sentence weights have a top sentence
             assert has_sentence_weights and row["model"] != "ceiling", row
-        elif row["model"] != "attention":  # its rows predate the column
+        else:
             assert not has_sentence_weights or row["model"] == "ceiling", row
     assert table["batch_size"] == module.BATCH_SIZE
+
+
+def test_the_probed_rows_hold_the_probe_and_mean_poolings_are_its_plain_mean():
+    """``probe``'s columns sit in every ``attention`` and ``mean`` row (and no other); for mean
+    pooling, the film sentence's weight is the mean of 1/L and swapping in a mean changes nothing."""
+    table = json.loads(SHIPPED.read_text())
+    module = script()
+    _, test_sentences = sentence_splits(test_share=0.3, seed=0)
+    documents = make_documents(test_sentences, 600, seed=2)
+    one_over_length = sum(1 / len(d.sentences) for d in documents) / len(documents)
+    columns = ("film_weight", "votes", "votes_own", "similarity", "uniform")
+    for row in table["seeds"]:
+        if row["model"] not in module.PROBED:
+            assert not set(columns) & set(row), row
+            continue
+        assert all(0 <= row[c] <= 1 for c in columns if c != "similarity"), row
+        assert -1 <= row["similarity"] <= 1, row
+        if row["model"] == "mean":
+            assert row["film_weight"] == pytest.approx(one_over_length, abs=1e-4), row
+            assert row["uniform"] == row["test"], row
 
 
 def test_the_validation_split_covers_every_model_and_rate_and_its_choice_is_the_best():

@@ -13,6 +13,7 @@ from attention_to_bert.checks.ch02 import (
     deciding_sentence_loss,
     delete_tokens,
     han_attention,
+    similarity_to_row,
 )
 from attention_to_bert.checks.ch03 import beam_search, luong_step, reverse_source
 from attention_to_bert.checks.ch04 import (

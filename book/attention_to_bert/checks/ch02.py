@@ -176,3 +176,47 @@ def deciding_sentence_loss(candidate: Callable[..., Any]) -> bool:
         (gradient,) = torch.autograd.grad(result, leaf)
         checker.expect(bool(torch.isfinite(gradient).all()), f"{case}: the gradient is not finite")
     return checker.report()
+
+
+def similarity_to_row(candidate: Callable[..., Any]) -> bool:
+    """Check ``candidate(states, padding_mask, rows) -> similarity``: for each document ``d`` of a
+    ``(documents, sentences, features)`` batch, the mean cosine similarity of its other real
+    (unpadded) sentence states to ``states[d, rows[d]]``, a tensor of shape ``(documents,)``. Every
+    document has at least two real sentences; padded states hold noise, so they must be masked."""
+    checker = Checker("similarity_to_row")
+    generator = torch.Generator().manual_seed(5)
+    cases = [  # (case, lengths, features): sizes grow in a hidden test
+        ("no padding", [*vary(4)] * 3, *vary(6)),
+        ("documents of different lengths", [*vary(5), 3, 2], *vary(6)),
+        ("one long document", [*vary(7)], *vary(5)),
+    ]
+    for case, lengths, features in cases:
+        length = torch.tensor(lengths)
+        padding_mask = torch.arange(max(lengths)) >= length[:, None]
+        states = torch.randn(*padding_mask.shape, features, generator=generator)
+        states = states + torch.randn(features, generator=generator)  # alike: cosines away from 0
+        rows = (torch.rand(len(lengths), generator=generator) * length).long()
+        result = checker.call(candidate, states.clone(), padding_mask, rows, case=case)
+        x = states.double()
+        target = x[torch.arange(len(lengths)), rows].unsqueeze(1)
+        cosine = torch.nn.functional.cosine_similarity(x, target, dim=-1)
+        others = ~padding_mask
+        others[torch.arange(len(lengths)), rows] = False
+        expected = (cosine * others).sum(-1) / others.sum(-1)
+        real = (~padding_mask).double()
+        mistakes = [
+            (
+                (cosine * real).sum(-1) / real.sum(-1),
+                "it counts the row's own state (cosine 1): average over the *other* sentences",
+            ),
+            (
+                cosine.masked_fill(~others & ~padding_mask, 0.0).sum(-1) / (max(lengths) - 1),
+                "it averages over padded sentences too: mask them with padding_mask",
+            ),
+            (
+                ((x * target).sum(-1) * others).sum(-1) / others.sum(-1),
+                "a dot product, not the cosine: divide by both lengths",
+            ),
+        ]
+        checker.compare(result, expected, f"{case}: similarity", mistakes)
+    return checker.report()
