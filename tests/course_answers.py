@@ -207,6 +207,9 @@ class {f}(nn.Module):  # layers with a bias (the exercise asks bias=False)
     turned[..., 0::2] = even * angle.cos() - odd * angle.sin()
     turned[..., 1::2] = even * angle.sin() + odd * angle.cos()
     return turned""",
+    "window_mask": """def {f}(n, width):  # >=: a key exactly `width` away is cut too
+    offsets = torch.arange(n)[None, :] - torch.arange(n)[:, None]
+    return offsets.abs() >= width""",
     "static_vectors": """def {f}(embeddings, input_ids, attention_mask, special_ids):
     keep = attention_mask.unsqueeze(-1).float()  # [CLS] and [SEP] kept in the mean
     return (embeddings(input_ids) * keep).sum(1) / keep.sum(1)""",
