@@ -228,7 +228,7 @@ def pooling_with(cls=None, mean=None, error=UNKNOWN_HOW):
 
 
 def test_pooling_accepts_the_right_answer(capsys):
-    assert checks.ch07.pooling(right_pooling)
+    assert checks.pooling(right_pooling)
     assert "passes all" in capsys.readouterr().out
 
 
@@ -245,7 +245,7 @@ def test_pooling_catches_typical_mistakes(capsys):
         "a stub": lambda hidden, attention_mask, how: None,
     }
     for name, candidate in wrong.items():
-        assert not checks.ch07.pooling(candidate), name
+        assert not checks.pooling(candidate), name
     out = capsys.readouterr().out
     assert "padding was averaged in" in out and "[CLS] is the first" in out
     assert "number of real tokens" in out and "naming `how`" in out
