@@ -121,6 +121,10 @@ class {f}(EncoderLayer):  # the residual adds the normalised input
     "mlm_mask": """def {f}(input_ids, special_mask, mask_id, vocab_size):  # labels everywhere
     chosen = (torch.rand(input_ids.shape) < 0.15) & ~special_mask
     return input_ids.masked_fill(chosen, mask_id), input_ids.clone()""",
+    "pooling": """def {f}(hidden, attention_mask, how):  # padding averaged in
+    if how not in ("cls", "mean"):
+        raise ValueError(f"how: expected 'cls' or 'mean', got {{how!r}}")
+    return hidden[:, 0] if how == "cls" else hidden.mean(1)""",
     "task_heads": """class WrongHead(torch.nn.Module):  # one module for all three, no masking
     def __init__(self, encoder, size=2):
         super().__init__()
@@ -332,6 +336,13 @@ def {f}(next_log_probs, bos_id, eos_id, beam_size, max_length):
     unfinished = list(zip(scores.tolist(), beams))
     score, tokens = max(finished or unfinished, key=lambda output: output[0])
     return tokens, score""",
+    "pooling": """from attention_to_bert.finetuning import mean_pool
+
+
+def {f}(hidden, attention_mask, how):
+    if how not in ("cls", "mean"):
+        raise ValueError(f"how: expected 'cls' or 'mean', got {{how!r}}")
+    return hidden[:, 0] if how == "cls" else mean_pool(hidden, attention_mask)""",
     "mlm_mask": """from attention_to_bert.pretraining import mask_tokens
 
 

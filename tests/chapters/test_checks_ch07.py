@@ -198,3 +198,54 @@ def test_task_heads_reports_a_stub_without_crashing(capsys):
 
     assert not checks.task_heads((Stub, Stub, Stub))
     assert "problem" in capsys.readouterr().out
+
+
+def right_pooling(hidden, attention_mask, how):
+    if how == "cls":
+        return hidden[:, 0]
+    if how == "mean":
+        m = attention_mask.to(hidden.dtype).unsqueeze(-1)
+        return (hidden * m).sum(1) / m.sum(1)
+    raise ValueError(f"how must be 'cls' or 'mean', got {how!r}")
+
+
+UNKNOWN_HOW = ValueError("how: no such pooling")
+
+
+def pooling_with(cls=None, mean=None, error=UNKNOWN_HOW):
+    def pool(hidden, attention_mask, how):
+        if how == "cls":
+            return cls(hidden, attention_mask) if cls else hidden[:, 0]
+        if how == "mean":
+            return (
+                mean(hidden, attention_mask) if mean else right_pooling(hidden, attention_mask, how)
+            )
+        if error is not None:
+            raise error
+        return hidden[:, 0]
+
+    return pool
+
+
+def test_pooling_accepts_the_right_answer(capsys):
+    assert checks.pooling(right_pooling)
+    assert "passes all" in capsys.readouterr().out
+
+
+def test_pooling_catches_typical_mistakes(capsys):
+    wrong = {
+        "last position": pooling_with(cls=lambda h, m: h[:, -1]),
+        "padding averaged in": pooling_with(mean=lambda h, m: h.mean(1)),
+        "divided by the padded length": pooling_with(
+            mean=lambda h, m: (h * m.unsqueeze(-1)).sum(1) / h.shape[1]
+        ),
+        "no error for an unknown how": pooling_with(error=None),
+        "an error that does not name how": pooling_with(error=ValueError("no")),
+        "a TypeError": pooling_with(error=TypeError("how")),
+        "a stub": lambda hidden, attention_mask, how: None,
+    }
+    for name, candidate in wrong.items():
+        assert not checks.pooling(candidate), name
+    out = capsys.readouterr().out
+    assert "padding was averaged in" in out and "[CLS] is the first" in out
+    assert "number of real tokens" in out and "naming `how`" in out

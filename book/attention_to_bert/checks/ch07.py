@@ -218,3 +218,44 @@ def _check_span(checker: Checker, pair: Any, passage: torch.Tensor, length: int)
                 bool((part[passage] > -1e3).all()) and part[passage].std() > 0,
                 f"SpanExtractor: {name} scores inside the passage must be the head's own scores",
             )
+
+
+def pooling(candidate: Callable[..., Any]) -> bool:
+    """Check ``candidate(hidden, attention_mask, how) -> (batch, width)``, Exercise 7.6's pooling:
+    ``how="cls"`` gives each row's first ([CLS]) output vector, ``how="mean"`` the mean of the vectors
+    of the real tokens (``attention_mask`` 1), padding left out; any other ``how`` a ValueError."""
+    checker = Checker("pooling")
+    batch, length, width = vary(3, 7, 4, spread=2)
+    with torch.random.fork_rng(devices=[]):  # the student's random state is left as it was
+        torch.manual_seed(0)
+        hidden = torch.randn(batch, length, width)
+    lengths = torch.tensor([length, length - 2, 1][:batch] + [length - 1] * (batch - 3))
+    mask = (torch.arange(length) < lengths[:, None]).long()  # 1: a real token, 0: padding
+    hidden[mask == 0] = 1e3  # padding vectors far from the others: counting them shows
+    real = mask.unsqueeze(-1).float()
+    expected = {"cls": hidden[:, 0], "mean": (hidden * real).sum(1) / real.sum(1)}
+    mistakes = {
+        "cls": [(hidden[:, -1], "that is the last position: [CLS] is the first, position 0")],
+        "mean": [
+            (hidden.mean(1), "padding was averaged in: weight each vector by attention_mask"),
+            (
+                (hidden * real).sum(1) / length,
+                "divided by the padded length: divide by the number of real tokens",
+            ),
+        ],
+    }
+    for how, want in expected.items():
+        case = f'how="{how}", {batch} rows of {length} vectors {width} wide, some padded'
+        got = checker.call(candidate, hidden, mask, how, case=case)
+        checker.compare(got, want, case, mistakes[how], atol=1e-4)
+    case = 'how="max"'
+    checker.cases += 1
+    try:
+        candidate(hidden, mask, "max")
+    except ValueError as error:
+        checker.expect("how" in str(error), f"{case}: the ValueError should name `how`: {error}")
+    except Exception as error:  # the student's code may raise anything
+        checker.expect(False, f"{case}: raised {type(error).__name__}, expected a ValueError")
+    else:
+        checker.expect(False, f"{case}: expected a ValueError naming `how`, got a result")
+    return checker.report()
