@@ -273,7 +273,7 @@ def test_similarity_accepts_the_right_answer(capsys):
 
 
 def test_similarity_passes_on_other_sizes(capsys):
-    from attention_to_bert.checks.grading import fresh_inputs
+    from grading import fresh_inputs
 
     with fresh_inputs(778):
         assert checks.similarity_to_row(similarity_right)
