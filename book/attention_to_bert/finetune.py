@@ -4,7 +4,7 @@
     result = finetune_csv("my.csv", text_column="text", label_column="label")
 
 The rows are split into training, validation and test sets (seeded, stratified: each class in the
-same shares). The model is fine-tuned with chapter 8's recipe (section 8.7: AdamW, weight decay 0.01,
+same shares). The model is fine-tuned with chapter 8's recipe (section 8.6: AdamW, weight decay 0.01,
 batch 16, dropout 0.1, linear warm-up over the first 10% of the steps then linear decay, at least 10
 epochs and 100 steps), once for each peak rate of a small grid, and the run that scores best on the
 validation set is kept. Its classifier is Hugging Face's ``BertForSequenceClassification``: the

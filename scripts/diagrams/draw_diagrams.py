@@ -1762,6 +1762,75 @@ def ch8_finetuning() -> Canvas:
     return c
 
 
+def ch8_pretraining() -> Canvas:
+    """Pre-training: a sentence pair, BERT's 80/10/10 masking, the encoder, two heads, two losses."""
+    c = Canvas(10.9, 7.0)
+    tokens = ["[CLS]", "a", "hen", "lays", "eggs", "[SEP]", "she", "sat", "[SEP]"]
+    shown = {2: "[MASK]", 4: "car", 7: "sat"}
+    rule = {2: "80%: [MASK]", 4: "10%: random", 7: "10%: kept"}
+    xs = [0.95 + 1.12 * k for k in range(len(tokens))]
+    c.text(
+        5.45,
+        0.22,
+        "a pair: A, then B (its next sentence, or a random one); 15% of its pieces chosen for the MLM",
+        size=FONT - 2,
+        color=MUTED,
+    )
+    for k, (x, token) in enumerate(zip(xs, tokens, strict=True)):
+        c.box(x, 0.65, 1.0, 0.42, _tt(token), "input", size=FONT - 1)
+        c.arrow((x, 0.86), (x, 1.55))
+        masked = shown.get(k, token)
+        role = "masked" if k in shown else "input"
+        c.box(x, 1.8, 1.0, 0.42, _tt(masked), role, size=FONT - 1)
+        if k in rule:
+            c.text(
+                x,
+                1.2,
+                rule[k],
+                size=FONT - 3,
+                color=MUTED,
+                bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5},
+            )
+        c.arrow((x, 2.01), (x, 2.35))
+        c.arrow((x, 3.35), (x, 3.65))
+        label = r"$\mathbf{h}_{\mathtt{[CLS]}}$" if k == 0 else rf"$\mathbf{{h}}_{{{k}}}$"
+        c.box(x, 3.9, 0.9, 0.46, label, "result" if k == 0 or k in shown else "input", size=FONT)
+    c.box(5.43, 2.85, 9.9, 1.0, "", "attention")
+    c.text(5.43, 3.03, "BERT encoder (embeddings, then the layers)", size=FONT)
+    c.text(
+        5.43,
+        2.67,
+        "no causal mask: every piece sees both sides",
+        size=FONT - 2,
+        color=MUTED,
+    )
+    # NSP head on [CLS]
+    c.arrow((xs[0], 4.13), (xs[0], 4.6))
+    c.box(xs[0] + 0.55, 5.0, 2.1, 0.75, "NSP head\npooled [CLS], 2 scores", "op", size=FONT - 2)
+    c.arrow((xs[0] + 0.55, 5.38), (xs[0] + 0.55, 5.75))
+    c.box(xs[0] + 0.55, 6.0, 2.3, 0.46, "NSP loss: B follows A?", "weight", size=FONT - 2)
+    # MLM head on the chosen positions
+    for k in shown:
+        c.arrow((xs[k], 4.13), (xs[k], 4.6))
+    c.box(
+        (xs[2] + xs[7]) / 2,
+        5.0,
+        6.3,
+        0.75,
+        "MLM head, at the chosen positions only\nscores every piece of the vocabulary",
+        "op",
+        size=FONT - 2,
+    )
+    for k, word in ((2, "hen"), (4, "eggs"), (7, "sat")):
+        c.arrow((xs[k], 5.38), (xs[k], 5.75))
+        c.text(xs[k], 5.98, f"\u201c{word}\u201d?", size=FONT - 1)
+    c.text(
+        (xs[2] + xs[7]) / 2, 6.4, "MLM loss: cross-entropy of the original pieces", size=FONT - 2
+    )
+    c.text(5.43, 6.75, "training loss = MLM loss + NSP loss", size=FONT - 1, weight="bold")
+    return c
+
+
 DIAGRAMS: dict[str, Callable[[], Canvas]] = {
     "ch1_attention_lookup": ch1_attention_lookup,
     "ch1_hard_soft_lookup": ch1_hard_soft_lookup,
@@ -1781,6 +1850,7 @@ DIAGRAMS: dict[str, Callable[[], Canvas]] = {
     "ch7_bert_input": ch7_bert_input,
     "ch7_pretraining": ch7_pretraining,
     "ch7_task_heads": ch7_task_heads,
+    "ch8_pretraining": ch8_pretraining,
     "ch8_finetuning": ch8_finetuning,
 }
 
