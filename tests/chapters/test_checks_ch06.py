@@ -424,7 +424,7 @@ def test_transformer_masks_is_graded_on_other_sizes():
     assert sizes and sizes[0] != ((2, 5), (2, 4)), sizes
 
 
-# --- decoder_layer (Exercise 6.4) ---
+# --- decoder_layer (a decoder layer from section 6.3's formulas; for courses that set it) ---
 
 
 class ByHand(DecoderLayer):

@@ -480,7 +480,7 @@ def transformer_masks(candidate: Callable[..., Any]) -> bool:
     return checker.report()
 
 
-# --- decoder_layer (Exercise 6.4) ---
+# --- decoder_layer (a decoder layer from section 6.3's formulas; for courses that set it) ---
 
 
 def _decoder_variants(layer: Any, x: torch.Tensor, memory: torch.Tensor, self_mask, memory_mask):
