@@ -178,10 +178,10 @@ class Transformer(nn.Module):
         self, queries: Tensor, keys: Tensor, key_padding_mask: Mask, attn_mask: Mask
     ) -> Mask:
         """torch's two masks of one attention as one, ``(batch or 1, heads or 1, queries or 1, keys)``."""
-        batch, query_len, key_len = len(queries), queries.shape[1], keys.shape[1]
-        masks = {"key_padding_mask": key_padding_mask, "attn_mask": attn_mask}
-        sizes = (batch, query_len, key_len, self.num_heads)
-        return combine_masks(*sizes, device=queries.device, **masks)
+        sizes = (len(queries), queries.shape[1], keys.shape[1], self.num_heads)  # (batch, q, k, h)
+        return combine_masks(
+            *sizes, device=queries.device, key_padding_mask=key_padding_mask, attn_mask=attn_mask
+        )
 
     def forward(
         self,
@@ -199,10 +199,10 @@ class Transformer(nn.Module):
         memory, encoder_weights = self.encode(
             src, src_mask=src_mask, src_key_padding_mask=src_key_padding_mask
         )
-        masks = {"tgt_mask": tgt_mask, "memory_mask": memory_mask}
-        masks |= {"tgt_key_padding_mask": tgt_key_padding_mask}
-        masks |= {"memory_key_padding_mask": memory_key_padding_mask}
-        output, decoder_weights, cross_weights = self.decode(tgt, memory, **masks)
+        output, decoder_weights, cross_weights = self.decode(
+            tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask, tgt_key_padding_mask=tgt_key_padding_mask,
+            memory_key_padding_mask=memory_key_padding_mask,
+        )  # fmt: skip
         return TransformerOutput(output, encoder_weights, decoder_weights, cross_weights)
 
     @classmethod
