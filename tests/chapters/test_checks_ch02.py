@@ -324,3 +324,39 @@ def test_similarity_catches_the_stub_and_a_mask_changed_in_place(capsys):
 
     assert not checks.similarity_to_row(in_place)
     assert "modified in place" in capsys.readouterr().out
+
+
+def test_exercise_2_5s_broken_attention_is_caught_one_bug_at_a_time(capsys):
+    """Exercise 2.5 is a debug task: the checker names the softmax's dimension first; with that
+    fixed, the NaN of a fully padded sentence; with both fixed (as the folded solution does), it
+    passes. The broken function is read from the lesson, so the test follows the text."""
+    import json
+
+    from helpers import ROOT
+
+    cells = json.loads((ROOT / "book" / "02_han.ipynb").read_text(encoding="utf-8"))["cells"]
+    (source,) = [
+        "".join(cell["source"])
+        for cell in cells
+        if cell["cell_type"] == "code" and "def broken_han_attention(" in "".join(cell["source"])
+    ]
+    source = source.split("\n\n\n_ = checks")[0]  # the function, not its checker call
+    assert 'float("-inf")' in source and "dim=0" in source, source
+
+    def answer(text):
+        namespace = {"torch": torch}
+        exec(text, namespace)
+        return namespace["broken_han_attention"]
+
+    assert not checks.han_attention(answer(source))
+    report = capsys.readouterr().out
+    assert "take the softmax over the last dimension" in report
+    assert "NaN" not in report  # the first bug hides the second
+    one_fixed = source.replace("dim=0", "dim=-1")
+    assert not checks.han_attention(answer(one_fixed))
+    assert "a fully masked row gives NaN" in capsys.readouterr().out
+    both_fixed = one_fixed.replace('float("-inf")', "-1e9").replace(
+        "dim=-1)", "dim=-1) * ~padding_mask"
+    )
+    assert checks.han_attention(answer(both_fixed))
+    assert "passes all 4 test cases" in capsys.readouterr().out
