@@ -275,7 +275,7 @@ def bert_by_hand(functions: Any) -> bool:
         checker.expect(False, "expected (embeddings, layer), a pair of functions")
         return checker.report()
     embeddings, layer = functions
-    heads, (head_size, length, layers) = 2, vary(4, 7, 2, spread=2)
+    heads, layers, (head_size, length) = 2, 2, vary(4, 7, spread=2)
     width = heads * head_size
     config = transformers.BertConfig(
         vocab_size=50,
