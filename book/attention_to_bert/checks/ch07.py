@@ -262,15 +262,19 @@ def pooling(candidate: Callable[..., Any]) -> bool:
 
 
 def bert_by_hand(functions: Any) -> bool:
-    """Check Exercise 7.7's pair ``functions = (embeddings, layer)`` against ``transformers.BertModel``
-    (random weights, small): ``embeddings(input_ids, token_type_ids, weights, eps) -> (batch, seq,
-    hidden)`` and
+    """Check Exercise 7.7's pair ``functions = (embeddings, layer)`` (or a function returning it)
+    against ``transformers.BertModel`` (random weights, small):
+    ``embeddings(input_ids, token_type_ids, weights, eps) -> (batch, seq, hidden)`` and
     ``layer(hidden, attention_mask, weights, index, heads, eps) -> (batch, seq, hidden)``, where
     ``weights`` is the model's ``state_dict()`` (Hugging Face's names) and ``attention_mask`` is 1 at
     real tokens, 0 at padding. Compared: the embedding output and each layer's output, real tokens."""
     import transformers
 
     checker = Checker("bert_by_hand")
+    if not isinstance(functions, tuple | list) and callable(functions):  # one that returns them
+        functions = checker.call(functions, case="called with no arguments")
+        if functions is None:
+            return checker.report()
     if not (isinstance(functions, tuple | list) and len(functions) == 2):
         checker.expect(False, "expected (embeddings, layer), a pair of functions")
         return checker.report()
