@@ -125,6 +125,20 @@ class {f}(EncoderLayer):  # the residual adds the normalised input
     if how not in ("cls", "mean"):
         raise ValueError(f"how: expected 'cls' or 'mean', got {{how!r}}")
     return hidden[:, 0] if how == "cls" else hidden.mean(1)""",
+    "bert_by_hand": """def wrong_embeddings(input_ids, token_type_ids, weights, eps):  # no LayerNorm
+    e = "embeddings."
+    return (
+        weights[e + "word_embeddings.weight"][input_ids]
+        + weights[e + "position_embeddings.weight"][: input_ids.shape[1]]
+        + weights[e + "token_type_embeddings.weight"][token_type_ids]
+    )
+
+
+def wrong_layer(hidden, attention_mask, weights, index, heads, eps):  # its input back
+    return hidden
+
+
+{f} = (wrong_embeddings, wrong_layer)""",
     "task_heads": """class WrongHead(torch.nn.Module):  # one module for all three, no masking
     def __init__(self, encoder, size=2):
         super().__init__()

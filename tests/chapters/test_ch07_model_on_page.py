@@ -17,9 +17,11 @@ from sync_model_cells import definitions, marked_cells  # noqa: E402
 
 CHAPTER = ROOT / "book" / "07_bert.ipynb"
 SHOWN = {"BertEmbeddings", "BertSelfAttention", "BertOutput", "BertLayer", "BertModel"}
-# in view; BertOutput, BertLayer and BertModel only rename (Hugging Face's weight names): folded
-VISIBLE = {"BertEmbeddings", "BertSelfAttention"}
-PLAIN = {"PlainBertLayer", "PlainBert"}  # the layer and the model as the formula, in view
+# in view; BertSelfAttention (its fused-kernel branch), BertOutput, BertLayer and BertModel hold
+# the same weights under Hugging Face's names: folded
+VISIBLE = {"BertEmbeddings"}
+# attention, the layer and the model as the formula, in view (the main code of section 7.2)
+PLAIN = {"PlainSelfAttention", "PlainBertLayer", "PlainBert"}
 
 
 def normalised(node: ast.AST) -> str:

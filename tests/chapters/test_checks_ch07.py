@@ -249,3 +249,80 @@ def test_pooling_catches_typical_mistakes(capsys):
     out = capsys.readouterr().out
     assert "padding was averaged in" in out and "[CLS] is the first" in out
     assert "number of real tokens" in out and "naming `how`" in out
+
+
+def by_hand_embeddings(input_ids, token_type_ids, weights, eps, norm=True):
+    """Exercise 7.7's embeddings: three look-ups, summed, then LayerNorm."""
+    e = "embeddings."
+    summed = (
+        weights[e + "word_embeddings.weight"][input_ids]
+        + weights[e + "position_embeddings.weight"][: input_ids.shape[1]]
+        + weights[e + "token_type_embeddings.weight"][token_type_ids]
+    )
+    if not norm:
+        return summed
+    layer_norm = weights[e + "LayerNorm.weight"], weights[e + "LayerNorm.bias"]
+    return torch.nn.functional.layer_norm(summed, summed.shape[-1:], *layer_norm, eps)
+
+
+def by_hand_layer(hidden, attention_mask, weights, index, heads, eps, scale=True, gelu="none"):
+    """Exercise 7.7's post-LN layer, from the state_dict; ``scale``/``gelu`` make typical slips."""
+    F = torch.nn.functional
+
+    def w(name):
+        prefix = f"encoder.layer.{index}.{name}."
+        return weights[prefix + "weight"], weights[prefix + "bias"]
+
+    def split(x):
+        return x.unflatten(-1, (heads, -1)).transpose(1, 2)
+
+    q, k, v = (
+        split(F.linear(hidden, *w(f"attention.self.{n}"))) for n in ("query", "key", "value")
+    )
+    scores = q @ k.transpose(-1, -2) / (q.shape[-1] ** 0.5 if scale else 1)
+    padding = (attention_mask == 0)[:, None, None, :]
+    context = (scores.masked_fill(padding, -torch.inf).softmax(-1) @ v).transpose(1, 2).flatten(2)
+    x = F.layer_norm(
+        F.linear(context, *w("attention.output.dense")) + hidden,
+        x_shape := hidden.shape[-1:],
+        *w("attention.output.LayerNorm"),
+        eps,
+    )
+    wide = F.gelu(F.linear(x, *w("intermediate.dense")), approximate=gelu)
+    return F.layer_norm(
+        F.linear(wide, *w("output.dense")) + x, x_shape, *w("output.LayerNorm"), eps
+    )
+
+
+def test_bert_by_hand_accepts_the_right_answer(capsys):
+    assert checks.bert_by_hand((by_hand_embeddings, by_hand_layer))
+    assert "passes all" in capsys.readouterr().out
+
+
+def test_bert_by_hand_catches_typical_mistakes(capsys):
+    def no_norm(*args):
+        return by_hand_embeddings(*args, norm=False)
+
+    def unscaled(*args):
+        return by_hand_layer(*args, scale=False)
+
+    def tanh_gelu(*args):
+        return by_hand_layer(*args, gelu="tanh")
+
+    wrong = {
+        (no_norm, by_hand_layer): "no LayerNorm",
+        (by_hand_embeddings, unscaled): "outputs differ from transformers'",
+        (by_hand_embeddings, tanh_gelu): "outputs differ from transformers'",
+        (by_hand_embeddings,): "a pair of functions",
+    }
+    for functions, message in wrong.items():
+        assert not checks.bert_by_hand(functions)
+        assert message in capsys.readouterr().out, functions
+
+
+def test_bert_by_hand_reports_a_stub_without_crashing(capsys):
+    def stub(*args):  # the student edition's body: `...`
+        return None
+
+    assert not checks.bert_by_hand((stub, stub))
+    assert "returned None" in capsys.readouterr().out

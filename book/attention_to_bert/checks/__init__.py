@@ -40,6 +40,6 @@ from attention_to_bert.checks.ch06 import (
     pre_ln_encoder_layer,
     transformer_masks,
 )
-from attention_to_bert.checks.ch07 import mlm_mask, pooling, task_heads
+from attention_to_bert.checks.ch07 import bert_by_hand, mlm_mask, pooling, task_heads
 from attention_to_bert.checks.ch08 import pretraining_loss, static_vectors
 from attention_to_bert.checks.checker import Checker

@@ -259,3 +259,91 @@ def pooling(candidate: Callable[..., Any]) -> bool:
     else:
         checker.expect(False, f"{case}: expected a ValueError naming `how`, got a result")
     return checker.report()
+
+
+def bert_by_hand(functions: Any) -> bool:
+    """Check Exercise 7.7's pair ``functions = (embeddings, layer)`` (or a function returning it)
+    against ``transformers.BertModel`` (random weights, small):
+    ``embeddings(input_ids, token_type_ids, weights, eps) -> (batch, seq, hidden)`` and
+    ``layer(hidden, attention_mask, weights, index, heads, eps) -> (batch, seq, hidden)``, where
+    ``weights`` is the model's ``state_dict()`` (Hugging Face's names) and ``attention_mask`` is 1 at
+    real tokens, 0 at padding. Compared: the embedding output and each layer's output, real tokens."""
+    import transformers
+
+    checker = Checker("bert_by_hand")
+    if not isinstance(functions, tuple | list) and callable(functions):  # one that returns them
+        functions = checker.call(functions, case="called with no arguments")
+        if functions is None:
+            return checker.report()
+    if not (isinstance(functions, tuple | list) and len(functions) == 2):
+        checker.expect(False, "expected (embeddings, layer), a pair of functions")
+        return checker.report()
+    embeddings, layer = functions
+    heads, layers, (head_size, length) = 2, 2, vary(4, 7, spread=2)
+    width = heads * head_size
+    config = transformers.BertConfig(
+        vocab_size=50,
+        hidden_size=width,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=4 * width,
+        max_position_embeddings=32,
+        attn_implementation="eager",
+    )
+    with torch.random.fork_rng(devices=[]):  # the student's random state is left as it was
+        torch.manual_seed(0)
+        reference = transformers.BertModel(config, add_pooling_layer=False).eval()
+        with torch.no_grad():  # larger than the initial 0.02: a mistake shows
+            for parameter in reference.parameters():
+                parameter.add_(0.3 * torch.randn_like(parameter))
+        ids = torch.randint(1, 50, (3, length))
+    segments = torch.zeros_like(ids)
+    segments[:, length // 2 :] = 1
+    mask = torch.ones_like(ids)
+    mask[1, -2:], mask[2, -3:] = 0, 0  # two padded rows
+    ids = ids * mask
+    real = mask.bool()
+    with torch.no_grad():
+        states = reference(
+            input_ids=ids, token_type_ids=segments, attention_mask=mask, output_hidden_states=True
+        ).hidden_states
+    weights = {name: tensor.detach().clone() for name, tensor in reference.state_dict().items()}
+    eps = config.layer_norm_eps
+    case = f"3 rows of {length} tokens (2 padded), {heads} heads of {head_size}"
+    got = checker.call(embeddings, ids, segments, weights, eps, case=f"embeddings, {case}")
+    raw = (
+        weights["embeddings.word_embeddings.weight"][ids]
+        + weights["embeddings.position_embeddings.weight"][:length]
+        + weights["embeddings.token_type_embeddings.weight"][segments]
+    )
+    no_segment = raw - weights["embeddings.token_type_embeddings.weight"][segments]
+    norm = ("embeddings.LayerNorm.weight", "embeddings.LayerNorm.bias")
+    mistakes = [
+        (raw, "no LayerNorm: normalise the sum (weights 'embeddings.LayerNorm.*')"),
+        (
+            torch.nn.functional.layer_norm(no_segment, (width,), *(weights[n] for n in norm), eps),
+            "the segment (token type) embedding is missing from the sum",
+        ),
+    ]
+    checker.compare(got, states[0], f"embeddings, {case}", mistakes, atol=1e-4)
+    for index in range(layers):
+        where = f"layer {index}, {case}"
+        out = checker.call(layer, states[index], mask, weights, index, heads, eps, case=where)
+        if out is None:
+            continue
+        if not isinstance(out, torch.Tensor) or out.shape != states[index + 1].shape:
+            checker.compare(out, states[index + 1], where)
+            continue
+        close_real = torch.allclose(
+            out[real].double(), states[index + 1][real].double(), atol=1e-4, rtol=1e-4
+        )
+        if not close_real:
+            largest = (out[real] - states[index + 1][real]).abs().max().item()
+            checker.expect(
+                False,
+                f"{where}: the real tokens' outputs differ from transformers' (largest "
+                f"difference {largest:.3g}); check the 1/sqrt(d_head) scaling, the padding mask "
+                "(padding keys get weight 0), post-LN (normalise after adding the residual) and "
+                "the exact GELU",
+            )
+    return checker.report()
