@@ -1,5 +1,5 @@
 """The checkers of chapter 5: splitting into heads, the causal mask, a masked multi-head layer,
-grouped-query attention, the size of a KV cache and cached decoding through a stack."""
+multi-head cross-attention with a mask per sequence, grouped-query attention, the size of a KV cache and cached decoding through a stack."""
 
 from __future__ import annotations
 
@@ -217,6 +217,99 @@ def multi_head_attention(candidate: Callable[..., tuple[torch.Tensor, torch.Tens
                 mask = mask | attn
             checker.compare(weights, expected_weights, f"{case}, weights", masked=mask)
             checker.compare(output, expected, f"{case}, output")
+    return checker.report()
+
+
+_CROSS_MISTAKES = [
+    ({"scale": "none"}, "the scores are not scaled: divide them by sqrt(d_k)"),
+    (
+        {"scale": "d_model"},
+        "the scores are divided by sqrt(d_model); divide by sqrt(d_k) = sqrt(d_model // num_heads)",
+    ),
+    ({"inverted": True}, "mask polarity inverted: True means 'may NOT attend'"),
+    ({"no_attn": True}, "the mask is not applied: masked keys get weight"),
+    ({"dim": -2}, "the softmax is taken over the queries; take it over the keys (dim=-1)"),
+    (
+        {"reshape": True},
+        "heads split with a direct reshape to (batch, heads, len, d_k): split the last axis "
+        "(view(batch, len, heads, d_k)), then transpose(1, 2)",
+    ),
+    (
+        {"no_transpose_back": True},
+        "heads concatenated without moving the head axis back: transpose(1, 2) before reshape",
+    ),
+    ({"no_out_proj": True}, "the output projection (@ W_o + b_o) is missing"),
+    ({"no_bias": True}, "the biases b_q, b_k, b_v, b_o are missing"),
+    (
+        {"transposed": True},
+        "the weights are used transposed: params hold W as section 5.2 writes it, use x @ W",
+    ),
+]
+
+
+def multi_head_cross_attention(
+    candidate: Callable[..., tuple[torch.Tensor, torch.Tensor]],
+) -> bool:
+    """Check ``candidate(query, memory, params, num_heads, mask)`` -> ``(output, weights)``:
+    queries from ``query`` ``(batch, m, d_model)``, keys and values from ``memory``
+    ``(batch, n, d_model)`` with m != n, and a bool ``mask`` ``(batch, m, n)``, True = may not
+    attend, different for every sequence (every query keeps at least one key); weights
+    ``(batch, heads, m, n)``. Compared in float64 with the layer written out, and naming
+    typical mistakes."""
+    checker = Checker("multi_head_cross_attention")
+    generator = torch.Generator().manual_seed(58)
+    cases = [(2, 3, 5, 16, 4), (3, 6, 4, 24, 3), (1, 1, 7, 8, 2), (2, 5, 2, 12, 1)]  # m != n
+    for batch, m, n, d_model, heads in cases:
+        batch, head_dim = vary(batch, d_model // heads)
+        d_model = head_dim * heads
+        case = f"batch {batch}, {m} queries, {n} keys, d_model {d_model}, {heads} head(s)"
+        params = {
+            f"{kind}_{name}": torch.randn(*shape, generator=generator) / d_model**0.5
+            for name in "qkvo"
+            for kind, shape in (("W", (d_model, d_model)), ("b", (d_model,)))
+        }
+        query = torch.randn(batch, m, d_model, generator=generator)
+        memory = torch.randn(batch, n, d_model, generator=generator)
+        mask = torch.rand(batch, m, n, generator=generator) < 0.4
+        # every query keeps one key and loses another (n >= 2), so neither the mask nor its
+        # inverse leaves a query with nothing to attend to
+        keep = torch.randint(0, n, (batch, m, 1), generator=generator)
+        lose = (keep + torch.randint(1, n, (batch, m, 1), generator=generator)) % n
+        mask.scatter_(-1, keep, False).scatter_(-1, lose, True)
+        expected, expected_weights = _forward(
+            query, memory, memory, params, heads, None, mask[:, None]
+        )
+        result = checker.call(
+            candidate,
+            query.clone(),
+            memory.clone(),
+            {name: t.clone() for name, t in params.items()},
+            heads,
+            mask.clone(),
+            case=case,
+            pair="(output, weights)",
+        )
+        if result is None:
+            continue
+        output, weights = result
+        for flags, message in _CROSS_MISTAKES:
+            wrong_output, _ = _forward(
+                query, memory, memory, params, heads, None, mask[:, None], **flags
+            )
+            if close(wrong_output, expected, equal_nan=True):  # this mistake changes nothing here
+                continue
+            if close(output, wrong_output, equal_nan=True):
+                checker.expect(False, f"{case}: {message}")
+                break
+        else:
+            checker.compare(
+                weights,
+                expected_weights,
+                f"{case}, weights (batch, heads, m, n)",
+                masked=mask[:, None],
+                masked_name="masked keys",
+            )
+            checker.compare(output, expected, f"{case}, output (batch, m, d_model)")
     return checker.report()
 
 
