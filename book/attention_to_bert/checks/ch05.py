@@ -1,5 +1,6 @@
 """The checkers of chapter 5: splitting into heads, the causal mask, a masked multi-head layer,
-multi-head cross-attention with a mask per sequence, grouped-query attention, the size of a KV cache and cached decoding through a stack."""
+multi-head cross-attention with a mask per sequence, grouped-query attention, the size of a KV
+cache and cached decoding through a stack."""
 
 from __future__ import annotations
 
