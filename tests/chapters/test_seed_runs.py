@@ -41,3 +41,17 @@ def test_first_run_equals_the_shipped_row(tmp_path):
     for key in ("train", "test"):
         gap = max(abs(a - b) for a, b in zip(first[key], shipped[key], strict=True))
         assert gap <= TOLERANCE, (key, first[key], shipped[key])
+
+
+EXERCISE = ROOT / "book" / "attention_to_bert" / "results" / "ch05_exercise_runs.json"
+
+
+def test_the_exercise_runs_hold_the_planned_settings():
+    runs = json.loads(EXERCISE.read_text())["runs"]
+    assert [(r["heads"], len(r["relations"])) for r in runs] == [(16, 4), (32, 4), (4, 6), (8, 6)]
+    extra = load_script("experiments/ch05_exercise_runs.py").EXTRA
+    for r in runs:
+        assert (r["lr"], r["seed"], r["steps"]) == (1e-2, 0, 300)
+        assert r["relations"][:4] == ["previous", "next", "first", "last"]
+        assert r["relations"][4:] in ([], extra)
+        assert len(r["train"]) == len(r["test"]) == len(r["relations"])
