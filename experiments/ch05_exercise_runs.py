@@ -25,10 +25,10 @@ OUT = ROOT / "book" / "attention_to_bert" / "results" / "ch05_exercise_runs.json
 EXTRA = ["second", "second to last"]
 
 
-def relation_runs():
-    """experiments/ch05_relation_runs.py as a module: its ``chapter_code``."""
-    path = Path(__file__).with_name("ch05_relation_runs.py")
-    spec = importlib.util.spec_from_file_location("ch05_relation_runs", path)
+def seed_runs():
+    """experiments/ch05_seed_runs.py as a module: its ``sibling`` and ``write``."""
+    path = Path(__file__).with_name("ch05_seed_runs.py")
+    spec = importlib.util.spec_from_file_location("ch05_seed_runs", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -36,7 +36,7 @@ def relation_runs():
 
 def add_fixed_targets(code: dict) -> None:
     """Give the chapter's task the second and the second-to-last position as two more relations
-    (what the exercise asks the reader to do in the cell that defines ``TARGETS``)."""
+    (what the exercise asks the reader to do in a new cell)."""
     length = code["LENGTH"]
     positions = torch.arange(length)
     extra = torch.stack([torch.ones_like(positions), torch.full_like(positions, length - 2)])
@@ -64,19 +64,15 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=OUT, help="default: the shipped file")
     args = parser.parse_args(argv)
-    module = relation_runs()
-    code = module.chapter_code()
+    helpers = seed_runs()
+    code = helpers.sibling().chapter_code()
     done = []
-    for heads in (16, 32):
+    for heads in (16, 32, 4, 8):
+        if heads == 4:  # then the six relations
+            add_fixed_targets(code)
         done.append(run(code, heads))
         print(json.dumps(done[-1]), flush=True)
-    add_fixed_targets(code)
-    for heads in (4, 8):
-        done.append(run(code, heads))
-        print(json.dumps(done[-1]), flush=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"runs": done}, indent=1) + "\n")
-    return done
+    return helpers.write(args.out, done)
 
 
 if __name__ == "__main__":

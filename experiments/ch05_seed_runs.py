@@ -26,13 +26,20 @@ RATES = {1: (1e-2, 3e-2), 2: (1e-2,), 4: (1e-2,), 8: (1e-2,)}  # one head: Lab 5
 SEEDS = (0, 1, 2)
 
 
-def relation_runs():
-    """experiments/ch05_relation_runs.py as a module: its ``chapter_code`` and ``run``."""
-    path = Path(__file__).with_name("ch05_relation_runs.py")
-    spec = importlib.util.spec_from_file_location("ch05_relation_runs", path)
+def sibling(name: str = "ch05_relation_runs"):
+    """experiments/NAME.py as a module (by default the one with ``chapter_code`` and ``run``)."""
+    path = Path(__file__).with_name(f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def write(out: Path, done: list[dict]) -> list[dict]:
+    """Write the runs to ``out`` as the shipped files hold them; return them."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"runs": done}, indent=1) + "\n")
+    return done
 
 
 def plan() -> list[dict]:
@@ -49,15 +56,13 @@ def main(argv: list[str] | None = None) -> list[dict]:
     args = parser.parse_args(argv)
     if args.runs is not None and args.runs < 1:
         parser.error(f"--runs must be at least 1, got {args.runs}")
-    module = relation_runs()
+    module = sibling()
     code = module.chapter_code()
     done: list[dict] = []
     for options in plan()[: args.runs]:
         done.append(module.run(code, module.RELATIONS, steps=300, **options))
         print(json.dumps(done[-1]), flush=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"runs": done}, indent=1) + "\n")
-    return done
+    return write(args.out, done)
 
 
 if __name__ == "__main__":

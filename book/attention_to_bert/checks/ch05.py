@@ -5,6 +5,7 @@ cache and cached decoding through a stack."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 import torch
 from torch import nn
@@ -136,6 +137,19 @@ _MISTAKES = [
 ]
 
 
+def _names_a_mistake(checker, case, output, expected, forward, mistakes) -> bool:
+    """Report the first of ``mistakes`` (flags of ``forward``, message) whose output ``output``
+    matches, skipping those that change nothing in this case; return whether one was named."""
+    for flags, message in mistakes:
+        wrong_output, _ = forward(**flags)
+        if close(wrong_output, expected, equal_nan=True):  # this mistake changes nothing here
+            continue
+        if close(output, wrong_output, equal_nan=True):
+            checker.expect(False, f"{case}: {message}")
+            return True
+    return False
+
+
 def _mha_case(batch, m, n, d_model, heads, masks, generator):
     """Inputs, weights and torch's (output, weights) for one case of ``multi_head_attention``."""
     reference = nn.MultiheadAttention(d_model, heads, batch_first=True).eval()
@@ -203,14 +217,8 @@ def multi_head_attention(candidate: Callable[..., tuple[torch.Tensor, torch.Tens
         if result is None:
             continue
         output, weights = result
-        for flags, message in _MISTAKES:
-            wrong_output, wrong_weights = _forward(*inputs[:4], heads, padding, attn, **flags)
-            if close(wrong_output, expected, equal_nan=True):  # this mistake changes nothing here
-                continue
-            if close(output, wrong_output, equal_nan=True):
-                checker.expect(False, f"{case}: {message}")
-                break
-        else:
+        forward = partial(_forward, *inputs[:4], heads, padding, attn)
+        if not _names_a_mistake(checker, case, output, expected, forward, _MISTAKES):
             mask = torch.zeros(batch, 1, m, n, dtype=torch.bool)
             if padding is not None:
                 mask = mask | padding[:, None, None, :]
@@ -221,30 +229,11 @@ def multi_head_attention(candidate: Callable[..., tuple[torch.Tensor, torch.Tens
     return checker.report()
 
 
+# the layer's mistakes that can happen here (no padding mask), the mask named as this exercise names it
 _CROSS_MISTAKES = [
-    ({"scale": "none"}, "the scores are not scaled: divide them by sqrt(d_k)"),
-    (
-        {"scale": "d_model"},
-        "the scores are divided by sqrt(d_model); divide by sqrt(d_k) = sqrt(d_model // num_heads)",
-    ),
-    ({"inverted": True}, "mask polarity inverted: True means 'may NOT attend'"),
-    ({"no_attn": True}, "the mask is not applied: masked keys get weight"),
-    ({"dim": -2}, "the softmax is taken over the queries; take it over the keys (dim=-1)"),
-    (
-        {"reshape": True},
-        "heads split with a direct reshape to (batch, heads, len, d_k): split the last axis "
-        "(view(batch, len, heads, d_k)), then transpose(1, 2)",
-    ),
-    (
-        {"no_transpose_back": True},
-        "heads concatenated without moving the head axis back: transpose(1, 2) before reshape",
-    ),
-    ({"no_out_proj": True}, "the output projection (@ W_o + b_o) is missing"),
-    ({"no_bias": True}, "the biases b_q, b_k, b_v, b_o are missing"),
-    (
-        {"transposed": True},
-        "the weights are used transposed: params hold W as section 5.2 writes it, use x @ W",
-    ),
+    (flags, "the mask is not applied: masked keys get weight" if "no_attn" in flags else message)
+    for flags, message in _MISTAKES
+    if not {"no_padding", "padding_on_rows"} & flags.keys()
 ]
 
 
@@ -293,16 +282,8 @@ def multi_head_cross_attention(
         if result is None:
             continue
         output, weights = result
-        for flags, message in _CROSS_MISTAKES:
-            wrong_output, _ = _forward(
-                query, memory, memory, params, heads, None, mask[:, None], **flags
-            )
-            if close(wrong_output, expected, equal_nan=True):  # this mistake changes nothing here
-                continue
-            if close(output, wrong_output, equal_nan=True):
-                checker.expect(False, f"{case}: {message}")
-                break
-        else:
+        forward = partial(_forward, query, memory, memory, params, heads, None, mask[:, None])
+        if not _names_a_mistake(checker, case, output, expected, forward, _CROSS_MISTAKES):
             checker.compare(
                 weights,
                 expected_weights,
