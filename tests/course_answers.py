@@ -99,6 +99,20 @@ WRONG = {
     weights = torch.softmax(q @ k.transpose(-2, -1) / d_k**0.5, dim=-1)
     heads = (weights @ v).transpose(1, 2).reshape(batch, m, d_model)
     return heads @ params["W_o"] + params["b_o"], weights""",
+    "multi_head_cross_attention": """def {f}(query, memory, params, num_heads, mask):
+    batch, m, d_model = query.shape  # the mask broadcast over the queries, not the heads
+    d_k = d_model // num_heads
+
+    def project(x, name):
+        y = x @ params[f"W_{{name}}"] + params[f"b_{{name}}"]
+        return y.view(batch, x.shape[1], num_heads, d_k).transpose(1, 2)
+
+    q, k, v = project(query, "q"), project(memory, "k"), project(memory, "v")
+    scores = q @ k.transpose(-2, -1) / d_k**0.5
+    scores = scores.masked_fill(mask[:, :1, None], float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    heads = (weights @ v).transpose(1, 2).reshape(batch, m, d_model)
+    return heads @ params["W_o"] + params["b_o"], weights""",
     "cross_attention": """def {f}(a, memory, memory_key_padding_mask, w_q, w_k, w_v):
     q, k, v = a @ w_q, memory @ w_k, memory @ w_v
     scores = q @ k.transpose(1, 2) / k.shape[-1] ** 0.5
@@ -305,6 +319,16 @@ def {f}(size):
 def {f}(query, key, value, params, num_heads, key_padding_mask, attn_mask):
     layer = MultiHeadAttention(query.shape[-1], num_heads)
     return layer(query, key, value, key_padding_mask, attn_mask)""",
+    "multi_head_cross_attention": """from attention_to_bert.multihead import MultiHeadAttention
+
+
+def {f}(query, memory, params, num_heads, mask):
+    layer = MultiHeadAttention(query.shape[-1], num_heads)
+    with torch.no_grad():
+        for name, linear in zip("qkvo", (layer.q_proj, layer.k_proj, layer.v_proj, layer.out_proj)):
+            linear.weight.copy_(params[f"W_{{name}}"].T)
+            linear.bias.copy_(params[f"b_{{name}}"])
+    return layer(query, memory, memory, attn_mask=mask)""",
     "cross_attention": """from attention_to_bert.attention import attention as book_attention
 
 

@@ -53,6 +53,7 @@ SOLVED_BY: dict[str, tuple[str, ...]] = {
     "split_heads": ("multihead.split_heads",),
     "causal_mask": ("masks.causal_mask",),
     "multi_head_attention": ("multihead.MultiHeadAttention", "attention.attention"),
+    "multi_head_cross_attention": ("multihead.MultiHeadAttention", "attention.attention"),
     "grouped_query_attention": ("attention.attention",),  # with the kv heads repeated
     "kv_cache_bytes": (),
     "cached_decoding": (),  # the checker hands over the layers; the cache is the exercise

@@ -431,3 +431,74 @@ def test_head_importance_catches_a_per_example_score_and_a_stub(capsys):
     assert checks.head_importance(per_example) is False
     assert checks.head_importance(lambda attention, x, loss_fn: None) is False
     assert "returned None" in capsys.readouterr().out
+
+
+# --- multi_head_cross_attention ---
+
+
+def right_cross(query, memory, params, num_heads, mask, **wrong):
+    batch, m, d_model = query.shape
+    d_k = d_model // num_heads
+
+    def project(x, name):
+        y = x @ params[f"W_{name}"] + params[f"b_{name}"]
+        return y.view(batch, x.shape[1], num_heads, d_k).transpose(1, 2)
+
+    q, k, v = project(query, "q"), project(memory, "k"), project(memory, "v")
+    scale = 1.0 if wrong.get("unscaled") else d_k**0.5
+    scores = q @ k.transpose(-2, -1) / scale
+    if not wrong.get("no_mask"):
+        blocked = ~mask if wrong.get("inverted") else mask
+        scores = scores.masked_fill(blocked[:, None], torch.finfo(scores.dtype).min)
+    weights = torch.softmax(scores, dim=-2 if wrong.get("dim") else -1)
+    heads = (weights @ v).transpose(1, 2).reshape(batch, m, d_model)
+    if wrong.get("no_out_proj"):
+        return heads, weights
+    return heads @ params["W_o"] + params["b_o"], weights
+
+
+def package_cross(query, memory, params, num_heads, mask):
+    layer = MultiHeadAttention(query.shape[-1], num_heads)
+    with torch.no_grad():
+        for name in "qkvo":
+            projection = getattr(layer, f"{name}_proj" if name != "o" else "out_proj")
+            projection.weight.copy_(params[f"W_{name}"].T)
+            projection.bias.copy_(params[f"b_{name}"])
+    return layer(query, memory, memory, attn_mask=mask)
+
+
+@pytest.mark.parametrize("solution", [right_cross, package_cross])
+def test_cross_attention_checker_accepts_right_answers(solution, capsys):
+    assert checks.multi_head_cross_attention(solution) is True
+    assert "passes all 4 test cases" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "wrong, message",
+    [
+        ({"unscaled": True}, "the scores are not scaled"),
+        ({"no_mask": True}, "the mask is not applied"),
+        ({"inverted": True}, "mask polarity inverted"),
+        ({"dim": True}, "the softmax is taken over the queries"),
+        ({"no_out_proj": True}, "the output projection (@ W_o + b_o) is missing"),
+    ],
+)
+def test_cross_attention_checker_names_typical_mistakes(wrong, message, capsys):
+    def candidate(*args):
+        return right_cross(*args, **wrong)
+
+    assert checks.multi_head_cross_attention(candidate) is False
+    output = capsys.readouterr().out
+    assert "✘ multi_head_cross_attention" in output and message in output
+
+
+def test_cross_attention_checker_rejects_a_mask_shared_by_the_sequences(capsys):
+    def first_sequence_mask(query, memory, params, num_heads, mask):
+        return right_cross(query, memory, params, num_heads, mask[:1].expand_as(mask))
+
+    def stub(query, memory, params, num_heads, mask): ...
+
+    assert checks.multi_head_cross_attention(first_sequence_mask) is False
+    assert "masked keys get weight" in capsys.readouterr().out
+    assert checks.multi_head_cross_attention(stub) is False
+    assert "returned None" in capsys.readouterr().out

@@ -30,6 +30,7 @@ from attention_to_bert.checks.ch05 import (
     head_importance,
     kv_cache_bytes,
     multi_head_attention,
+    multi_head_cross_attention,
     split_heads,
 )
 from attention_to_bert.checks.ch06 import (

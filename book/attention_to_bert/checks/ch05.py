@@ -1,9 +1,11 @@
 """The checkers of chapter 5: splitting into heads, the causal mask, a masked multi-head layer,
-grouped-query attention, the size of a KV cache and cached decoding through a stack."""
+multi-head cross-attention with a mask per sequence, grouped-query attention, the size of a KV
+cache and cached decoding through a stack."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 import torch
 from torch import nn
@@ -135,6 +137,19 @@ _MISTAKES = [
 ]
 
 
+def _names_a_mistake(checker, case, output, expected, forward, mistakes) -> bool:
+    """Report the first of ``mistakes`` (flags of ``forward``, message) whose output ``output``
+    matches, skipping those that change nothing in this case; return whether one was named."""
+    for flags, message in mistakes:
+        wrong_output, _ = forward(**flags)
+        if close(wrong_output, expected, equal_nan=True):  # this mistake changes nothing here
+            continue
+        if close(output, wrong_output, equal_nan=True):
+            checker.expect(False, f"{case}: {message}")
+            return True
+    return False
+
+
 def _mha_case(batch, m, n, d_model, heads, masks, generator):
     """Inputs, weights and torch's (output, weights) for one case of ``multi_head_attention``."""
     reference = nn.MultiheadAttention(d_model, heads, batch_first=True).eval()
@@ -202,14 +217,8 @@ def multi_head_attention(candidate: Callable[..., tuple[torch.Tensor, torch.Tens
         if result is None:
             continue
         output, weights = result
-        for flags, message in _MISTAKES:
-            wrong_output, wrong_weights = _forward(*inputs[:4], heads, padding, attn, **flags)
-            if close(wrong_output, expected, equal_nan=True):  # this mistake changes nothing here
-                continue
-            if close(output, wrong_output, equal_nan=True):
-                checker.expect(False, f"{case}: {message}")
-                break
-        else:
+        forward = partial(_forward, *inputs[:4], heads, padding, attn)
+        if not _names_a_mistake(checker, case, output, expected, forward, _MISTAKES):
             mask = torch.zeros(batch, 1, m, n, dtype=torch.bool)
             if padding is not None:
                 mask = mask | padding[:, None, None, :]
@@ -217,6 +226,72 @@ def multi_head_attention(candidate: Callable[..., tuple[torch.Tensor, torch.Tens
                 mask = mask | attn
             checker.compare(weights, expected_weights, f"{case}, weights", masked=mask)
             checker.compare(output, expected, f"{case}, output")
+    return checker.report()
+
+
+# the layer's mistakes that can happen here (no padding mask), the mask named as this exercise names it
+_CROSS_MISTAKES = [
+    (flags, "the mask is not applied: masked keys get weight" if "no_attn" in flags else message)
+    for flags, message in _MISTAKES
+    if not {"no_padding", "padding_on_rows"} & flags.keys()
+]
+
+
+def multi_head_cross_attention(
+    candidate: Callable[..., tuple[torch.Tensor, torch.Tensor]],
+) -> bool:
+    """Check ``candidate(query, memory, params, num_heads, mask)`` -> ``(output, weights)``:
+    queries from ``query`` ``(batch, m, d_model)``, keys and values from ``memory``
+    ``(batch, n, d_model)`` with m != n, and a bool ``mask`` ``(batch, m, n)``, True = may not
+    attend, different for every sequence (every query keeps at least one key); weights
+    ``(batch, heads, m, n)``. Compared in float64 with the layer written out, and naming
+    typical mistakes."""
+    checker = Checker("multi_head_cross_attention")
+    generator = torch.Generator().manual_seed(58)
+    cases = [(2, 3, 5, 16, 4), (3, 6, 4, 24, 3), (1, 1, 7, 8, 2), (2, 5, 2, 12, 1)]  # m != n
+    for batch, m, n, d_model, heads in cases:
+        batch, head_dim = vary(batch, d_model // heads)
+        d_model = head_dim * heads
+        case = f"batch {batch}, {m} queries, {n} keys, d_model {d_model}, {heads} head(s)"
+        params = {
+            f"{kind}_{name}": torch.randn(*shape, generator=generator) / d_model**0.5
+            for name in "qkvo"
+            for kind, shape in (("W", (d_model, d_model)), ("b", (d_model,)))
+        }
+        query = torch.randn(batch, m, d_model, generator=generator)
+        memory = torch.randn(batch, n, d_model, generator=generator)
+        mask = torch.rand(batch, m, n, generator=generator) < 0.4
+        # every query keeps one key and loses another (n >= 2), so neither the mask nor its
+        # inverse leaves a query with nothing to attend to
+        keep = torch.randint(0, n, (batch, m, 1), generator=generator)
+        lose = (keep + torch.randint(1, n, (batch, m, 1), generator=generator)) % n
+        mask.scatter_(-1, keep, False).scatter_(-1, lose, True)
+        expected, expected_weights = _forward(
+            query, memory, memory, params, heads, None, mask[:, None]
+        )
+        result = checker.call(
+            candidate,
+            query.clone(),
+            memory.clone(),
+            {name: t.clone() for name, t in params.items()},
+            heads,
+            mask.clone(),
+            case=case,
+            pair="(output, weights)",
+        )
+        if result is None:
+            continue
+        output, weights = result
+        forward = partial(_forward, query, memory, memory, params, heads, None, mask[:, None])
+        if not _names_a_mistake(checker, case, output, expected, forward, _CROSS_MISTAKES):
+            checker.compare(
+                weights,
+                expected_weights,
+                f"{case}, weights (batch, heads, m, n)",
+                masked=mask[:, None],
+                masked_name="masked keys",
+            )
+            checker.compare(output, expected, f"{case}, output (batch, m, d_model)")
     return checker.report()
 
 
