@@ -70,6 +70,18 @@ WRONG = {
     return attentional, new_state, weights""",
     "reverse_source": """def {f}(source, lengths):  # the padding moves to the left
     return source.flip(1)""",
+    "match_by_length": """def {f}(predicted, pairs, string_lengths):  # compared with the source
+    shares = []
+    for n in string_lengths:
+        group = [p == s for p, (s, t) in zip(predicted, pairs) if len(s) == n]
+        shares.append(sum(group) / len(group))
+    return shares""",
+    "forced_run": """def {f}(model, source, lengths, target, mask):  # the model's own mask
+    logits, alpha = model(source, lengths, target[:, :-1])
+    padding = mask | (torch.arange(source.shape[1]) >= lengths[:, None])
+    real = target[:, 1:] != 0
+    on_padding = ((alpha * padding[:, None, :]).sum(-1) * real).sum(-1) / real.sum(-1)
+    return on_padding, ((logits.argmax(-1) == target[:, 1:]) | ~real).all(-1)""",
     "self_attention": """def {f}(x, w_q, w_k, w_v):  # not scaled
     weights = torch.softmax((x @ w_q) @ (x @ w_k).mT, dim=-1)
     return weights @ (x @ w_v), weights""",

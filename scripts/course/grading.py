@@ -45,6 +45,8 @@ SOLVED_BY: dict[str, tuple[str, ...]] = {
     "beam_search": ("translator.beam_step",),  # its ranking step
     "luong_step": ("attention.attention", "attention.GeneralScore"),  # its attention part
     "reverse_source": (),  # the package never reverses a source
+    "match_by_length": (),  # seq2seq.exact_match scores a whole list, not by length
+    "forced_run": (),  # the model is handed over; the run with a given mask is the exercise
     "self_attention": ("attention.attention", "multihead.MultiHeadAttention"),
     "masked_self_attention": ("attention.attention", "multihead.MultiHeadAttention"),
     "rope_half": (),  # nor LLaMA's half-split form

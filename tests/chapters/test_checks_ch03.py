@@ -1,4 +1,5 @@
-"""The chapter-3 checker accepts a right beam search and names the typical mistakes."""
+"""The chapter-3 checkers accept right answers (beam search, match by length, a forced run) and name
+the typical mistakes."""
 
 import math
 
@@ -233,5 +234,95 @@ def test_reverse_source_changes_sizes_in_a_hidden_test():
     previous = set_hidden_seed(3)
     try:
         assert not checks.reverse_source(fixed_width)
+    finally:
+        set_hidden_seed(previous)
+
+
+# Exercise 3.3 (b): exact match by source length.
+
+
+def match_by_length(predicted, pairs, string_lengths, *, variant=""):
+    shares = []
+    for n in string_lengths:
+        group = [
+            (prediction, source, target)
+            for prediction, (source, target) in zip(predicted, pairs, strict=True)
+            if len(target if variant == "target length" else source) == n
+        ]
+        right = sum(p == (s if variant == "source" else t) for p, s, t in group)
+        shares.append(right if variant == "counts" else right / max(len(group), 1))
+    return torch.tensor(shares) if variant == "tensor" else shares
+
+
+def test_match_by_length_accepts_lists_and_tensors(capsys):
+    assert checks.match_by_length(match_by_length)
+    assert "passes all 3 test cases" in capsys.readouterr().out
+    assert checks.match_by_length(lambda *args: match_by_length(*args, variant="tensor"))
+
+
+def test_match_by_length_names_the_typical_mistakes(capsys):
+    for variant, message in [
+        ("source", "compared with the source"),
+        ("target length", "grouped by the target's length"),
+        ("counts", "counts, not shares"),
+    ]:
+        assert not checks.match_by_length(
+            lambda *args, v=variant: match_by_length(*args, variant=v)
+        )
+        assert message in capsys.readouterr().out, variant
+
+
+def test_match_by_length_wants_the_order_asked_for(capsys):
+    def sorted_lengths(predicted, pairs, string_lengths):
+        return match_by_length(predicted, pairs, sorted(string_lengths))
+
+    assert not checks.match_by_length(sorted_lengths)
+    assert "string_lengths in another order" in capsys.readouterr().out
+
+
+# Exercise 3.4: a teacher-forced run with a given source mask.
+
+
+def forced_run(model, source, lengths, target, mask, *, variant=""):
+    outputs, final, padding = model.encode(source, lengths)
+    used = padding if variant == "own mask" else mask
+    logits, alpha = model.decoder(target[:, :-1], outputs, final, used)
+    real = target[:, 1:] != 0
+    on_padding = (alpha * padding[:, None, :]).sum(-1)
+    if variant == "all steps":
+        on_padding = on_padding.mean(-1)
+    else:
+        on_padding = (on_padding * real).sum(-1) / real.sum(-1)
+    hits = logits.argmax(-1) == target[:, 1:]
+    right = hits.all(-1) if variant == "pad wrong" else (hits | ~real).all(-1)
+    return on_padding, right
+
+
+def test_forced_run_accepts_a_right_answer(capsys):
+    assert checks.forced_run(forced_run)
+    assert "passes all 2 test cases" in capsys.readouterr().out
+
+
+def test_forced_run_names_the_typical_mistakes(capsys):
+    for variant, message in [
+        ("own mask", "the model's own padding mask"),
+        ("all steps", "the mean runs over every target step"),
+        ("pad wrong", "a padded target step counts as a wrong character"),
+    ]:
+        assert not checks.forced_run(lambda *args, v=variant: forced_run(*args, variant=v))
+        assert message in capsys.readouterr().out, variant
+
+
+def test_forced_run_changes_sizes_in_a_hidden_test():
+    from attention_to_bert.checks.checker import set_hidden_seed
+
+    def fixed_width(model, source, lengths, target, mask):
+        assert source.shape[1] == 7, "fitted to the visible width"
+        return forced_run(model, source, lengths, target, mask)
+
+    assert checks.forced_run(fixed_width)
+    previous = set_hidden_seed(3)
+    try:
+        assert not checks.forced_run(fixed_width)
     finally:
         set_hidden_seed(previous)

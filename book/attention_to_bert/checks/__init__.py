@@ -15,7 +15,13 @@ from attention_to_bert.checks.ch02 import (
     han_attention,
     similarity_to_row,
 )
-from attention_to_bert.checks.ch03 import beam_search, luong_step, reverse_source
+from attention_to_bert.checks.ch03 import (
+    beam_search,
+    forced_run,
+    luong_step,
+    match_by_length,
+    reverse_source,
+)
 from attention_to_bert.checks.ch04 import (
     masked_self_attention,
     positional_encoding,

@@ -1,5 +1,6 @@
 """The checkers of chapter 3: Luong's step with input feeding (exercise 3.1), beam search (exercise
-3.2), reversing the sources of a padded batch (exercise 3.3)."""
+3.2), reversing the sources of a padded batch and exact match by length (exercise 3.3), a
+teacher-forced run with a given source mask (exercise 3.4)."""
 
 from __future__ import annotations
 
@@ -446,3 +447,174 @@ def reverse_source(candidate: Callable[..., Any]) -> bool:
         ]
         checker.compare(result, expected, case, mistakes, atol=0.0)
     return checker.report()
+
+
+# ---------------------------------------------------------------------------------------------------
+# Exercise 3.3 (b): exact match by source length
+
+
+def _shares(predicted: list[str], pairs: list[tuple[str, str]], lengths: list[int], how: str = ""):
+    """Share right per length (``how``: ``"source"`` compares with the source, ``"target length"``
+    groups by the target's length, ``"counts"`` counts instead of dividing)."""
+    shares = []
+    for n in lengths:
+        group = [
+            (p, s, t)
+            for p, (s, t) in zip(predicted, pairs, strict=True)
+            if len(t if how == "target length" else s) == n
+        ]
+        right = sum(p == (s if how == "source" else t) for p, s, t in group)
+        shares.append(float(right) if how == "counts" else right / max(len(group), 1))
+    return torch.tensor(shares, dtype=torch.float64)
+
+
+def match_by_length(candidate: Callable[..., Any]) -> bool:
+    """Check ``candidate(predicted, pairs, string_lengths) -> shares``: for each length ``n`` of
+    ``string_lengths``, in that order, the share of the ``(source, target)`` pairs whose source has
+    ``n`` characters and whose prediction equals the target (a list of floats or a tensor)."""
+    checker = Checker("match_by_length")
+    draw = torch.Generator().manual_seed(34)
+    (count,) = vary(60, spread=20)
+
+    def text(length: int, symbols: str) -> str:
+        picks = torch.randint(0, len(symbols), (length,), generator=draw).tolist()
+        return "".join(symbols[i] for i in picks)
+
+    def guess(target: str) -> str:  # right about half the time, else one symbol changed
+        if torch.rand((), generator=draw) < 0.5 or not target:
+            return target
+        return ("x" if target[0] != "x" else "y") + target[1:]
+
+    cases = []
+    digits = [
+        text(int(torch.randint(2, 7, (), generator=draw)), "0123456789") for _ in range(count)
+    ]
+    cases.append(
+        ("digit strings and their reversals", [(s, s[::-1]) for s in digits], [2, 3, 4, 5, 6])
+    )
+    dates = [text(int(torch.randint(3, 7, (), generator=draw)), "abc/ .") for _ in range(count)]
+    dated = [(s, text(4, "0123456789")) for s in dates]
+    cases.append(
+        ("targets as long as each other, sources of 3 to 6 characters", dated, [3, 4, 5, 6])
+    )
+    cases.append(("string_lengths in another order", [(s, s[::-1]) for s in digits], [6, 2, 4]))
+    for case, pairs, lengths in cases:
+        predicted = [guess(t) for _, t in pairs]
+        result = checker.call(candidate, list(predicted), list(pairs), list(lengths), case=case)
+        if result is None:
+            continue
+        try:
+            shares = torch.as_tensor(
+                [float(v) for v in result] if not isinstance(result, torch.Tensor) else result
+            )
+        except (TypeError, ValueError):
+            checker.expect(False, f"{case}: expected a list of numbers, got {result!r:.80}")
+            continue
+        mistakes = [
+            (
+                _shares(predicted, pairs, lengths, "source"),
+                "compared with the source; compare each prediction with its target",
+            ),
+            (
+                _shares(predicted, pairs, lengths, "target length"),
+                "grouped by the target's length; group by the source's",
+            ),
+            (
+                _shares(predicted, pairs, lengths, "counts"),
+                "counts, not shares: divide by the number of pairs of that length",
+            ),
+        ]
+        checker.compare(shares, _shares(predicted, pairs, lengths), case, mistakes)
+    return checker.report()
+
+
+# ---------------------------------------------------------------------------------------------------
+# Exercise 3.4: a teacher-forced run with a given source mask
+
+
+def _forced_reference(model, source, lengths, target, mask, mistake: str = ""):
+    """Per row: the mean weight on the source padding over the real target steps, and whether every
+    real target character is predicted. ``mistake``: ``"own mask"`` (the model's padding mask, not
+    ``mask``), ``"all steps"`` (the mean over every step, padding included) or ``"pad wrong"``
+    (padding steps counted as wrong)."""
+    with torch.no_grad():
+        outputs, final, padding = model.encode(source, lengths)
+        used = padding if mistake == "own mask" else mask
+        logits, weights = model.decoder(target[:, :-1], outputs, final, used)
+    real = target[:, 1:] != 0
+    on_padding = (weights * padding[:, None, :]).sum(-1).double()
+    if mistake == "all steps":
+        on_padding = on_padding.mean(-1)
+    else:
+        on_padding = (on_padding * real).sum(-1) / real.sum(-1)
+    hits = logits.argmax(-1) == target[:, 1:]
+    right = hits.all(-1) if mistake == "pad wrong" else (hits | ~real).all(-1)
+    return on_padding, right
+
+
+def forced_run(candidate: Callable[..., Any]) -> bool:
+    """Check ``candidate(model, source, lengths, target, mask) -> (on_padding, right)``: run
+    ``model`` (a ``Seq2Seq``) with teacher forcing on a padded batch (``target`` framed as
+    ``<bos> ... <eos>``, padded with 0), passing ``mask`` to ``model.decoder`` as the source mask;
+    per row, ``on_padding`` is the mean weight on the source's padding over the row's real target
+    characters and ``right`` whether every real target character is the argmax."""
+    from attention_to_bert.data import Vocabulary
+    from attention_to_bert.seq2seq import Seq2Seq, greedy_decode
+
+    checker = Checker("forced_run")
+    draw = torch.Generator().manual_seed(35)
+    vocab = Vocabulary("abcdef")
+    (longest,) = vary(7)
+    with torch.random.fork_rng():
+        torch.manual_seed(35)
+        model = Seq2Seq(vocab, vocab, score="additive", embedding_size=4, hidden_size=6)
+    lengths = torch.tensor([longest, 2, longest - 2, 1, 4, longest])
+    padding = torch.arange(longest) >= lengths[:, None]
+    first, last = vocab.stoi["a"], vocab.stoi["f"]
+    source = torch.randint(first, last + 1, padding.shape, generator=draw).masked_fill(padding, 0)
+    with torch.no_grad():  # a model that stops early: its outputs leave padding steps
+        model.decoder.output.bias[model.eos_id] += 1.0
+    tokens, _ = greedy_decode(model, source, max_length=5)  # right under teacher forcing
+    bos = torch.full((len(source), 1), model.bos_id)
+    target = torch.cat([bos, tokens, torch.zeros_like(tokens[:, :3])], dim=1)
+    target[0, 1:-1], target[0, -1] = first, model.eos_id  # one long output, wrong
+    for row in (1, 4):  # two rows with a wrong first character
+        target[row, 1] = first if target[row, 1] != first else first + 1
+    cases = [
+        ("the padding mask", padding),
+        ("no mask: False everywhere", torch.zeros_like(padding)),
+    ]
+    for case, mask in cases:
+        arguments = (model, source, lengths, target, mask)
+        result = checker.call(candidate, *arguments, case=case, pair="(on_padding, right)")
+        if result is None:
+            continue
+        on_padding, right = _forced_reference(*arguments)
+        wrong = {m: _forced_reference(*arguments, mistake=m) for m in FORCED_MISTAKES}
+        if not checker.compare(
+            result[0],
+            on_padding,
+            f"{case}: on_padding",
+            [(wrong[m][0], FORCED_MISTAKES[m]) for m in ("own mask", "all steps")],
+        ):
+            continue
+        given = result[1]
+        if isinstance(given, torch.Tensor) and given.dtype == torch.bool:
+            given = given.double()
+        checker.compare(
+            given,
+            right.double(),
+            f"{case}: right",
+            [(wrong["pad wrong"][1].double(), FORCED_MISTAKES["pad wrong"])],
+            atol=0.0,
+        )
+    return checker.report()
+
+
+FORCED_MISTAKES = {
+    "own mask": "these are the weights with the model's own padding mask: pass `mask` to "
+    "model.decoder(target[:, :-1], outputs, final, mask)",
+    "all steps": "the mean runs over every target step, the padding included: average over the "
+    "real target characters only (target[:, 1:] != 0)",
+    "pad wrong": "a padded target step counts as a wrong character: judge the real characters only",
+}
