@@ -50,8 +50,8 @@ from attention_to_bert import (  # noqa: E402
     seq2seq,
     training,
 )
+from attention_to_bert import classifier as FT  # noqa: E402
 from attention_to_bert import finetune as FTC  # noqa: E402
-from attention_to_bert import finetuning as FT  # noqa: E402
 from attention_to_bert import mlm as MLM  # noqa: E402
 from attention_to_bert import pretraining as PT  # noqa: E402
 from attention_to_bert import transformer as T  # noqa: E402
@@ -837,7 +837,7 @@ def _():
 
 
 # fine-tuning
-bad("finetuning.FeatureEncoder('bogus')", "kind")(lambda: FT.FeatureEncoder("bogus"))
+bad("classifier.FeatureEncoder('bogus')", "kind")(lambda: FT.FeatureEncoder("bogus"))
 bad("mean_pool mask of 2s", "mask")(lambda: FT.mean_pool(x8, torch.full((2, 5), 2)))
 bad("features('bogus')", "kind")(lambda: FT.features("bogus", minilm_encoder(), [("a", 0)]))
 bad("finetune_csv(42)", "path")(lambda: FTC.finetune_csv(42))
