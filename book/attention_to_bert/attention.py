@@ -18,24 +18,22 @@ from attention_to_bert.validate import check_instance, check_ints, check_same, c
 def _check_tensors(**tensors: Tensor) -> None:
     """Floating-point tensors of one dtype, of 2 or more dimensions, whose batch dimensions (all but
     the last two) broadcast."""
-    first = next(iter(tensors.values()))
+    dtype = getattr(next(iter(tensors.values())), "dtype", True)  # the first one's
     for name, tensor in tensors.items():
-        check_tensor(name, tensor, floating=True, min_dim=2)
-        check_tensor(name, tensor, floating=first.dtype)
+        check_tensor(name, tensor, floating=dtype, min_dim=2)
     if _broadcast(*(tensor.shape[:-2] for tensor in tensors.values())) is None:
         shapes = " and ".join(f"{name} {tuple(tensor.shape)}" for name, tensor in tensors.items())
         raise ValueError(f"batch dimensions (all but the last two) of {shapes} do not broadcast")
 
 
-def _check_query_key(query: Tensor, key: Tensor, score: nn.Module | None = None) -> None:
-    """query ``(..., n_q, d_q)`` and key ``(..., n_k, d_k)`` as ``_check_tensors`` wants them, of
-    one size d >= 1, or of the learned ``score``'s sizes and dtype."""
-    _check_tensors(query=query, key=key)
-    _check_sizes(query, key, score)
-
-
-def _check_sizes(query: Tensor, key: Tensor, score: nn.Module | None) -> None:
-    """The feature sizes of query and key (see ``_check_query_key``)."""
+def _check_query_key(
+    query: Tensor, key: Tensor, score: nn.Module | None = None, tensors: bool = True
+) -> None:
+    """query ``(..., n_q, d_q)`` and key ``(..., n_k, d_k)`` as ``_check_tensors`` wants them (unless
+    ``tensors`` is False: checked already), of one size d >= 1, or of the learned ``score``'s sizes
+    and dtype."""
+    if tensors:
+        _check_tensors(query=query, key=key)
     if score is not None:
         check_tensor("query", query, floating=score.key_projection.weight.dtype)
     got = f"got query {tuple(query.shape)} and key {tuple(key.shape)}"
@@ -153,7 +151,7 @@ def attention(
     check_instance("score", score, Callable, "callable as score(query, key)")
     unchecked = _unchecked(score)
     if unchecked is not None:  # the book's score: query and key checked here, once
-        _check_sizes(query, key, score if isinstance(score, nn.Module) else None)
+        _check_query_key(query, key, score if isinstance(score, nn.Module) else None, tensors=False)
         scores = unchecked(query, key)
     else:  # a score of the reader's: its result checked
         scores = score(query, key)
