@@ -13,7 +13,9 @@ _NAMES = {torch.long: "torch.long", torch.bool: "torch.bool"}
 def check_int(name: str, value: object, minimum: int = 1, maximum: int | None = None) -> None:
     """An ``int`` (not a bool) in ``[minimum, maximum]``."""
     check_instance(name, value, int, "an int")
-    _check_range(name, value, minimum, maximum, closed=True)
+    if value < minimum or (maximum is not None and value > maximum):
+        bound = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
+        raise ValueError(f"{name} must be {bound}, got {value}")
 
 
 def check_ints(minimum: int = 1, maximum: int | None = None, **values: object) -> None:
@@ -32,15 +34,8 @@ def check_number(name: str, value: object, positive: bool = False) -> None:
 def check_fraction(name: str, value: object, one: bool = False) -> None:
     """A number in ``[0, 1)``, such as a dropout rate, or in ``[0, 1]`` if ``one``."""
     check_number(name, value)
-    _check_range(name, value, 0, 1, closed=one)
-
-
-def _check_range(name: str, value: float, low: float, high: float | None, closed: bool) -> None:
-    """``low <= value <= high`` (``< high`` unless ``closed``; no upper bound if ``high`` is None):
-    the one bound check of ``check_int`` and ``check_fraction``."""
-    if value < low or (high is not None and (value > high or (value == high and not closed))):
-        bound = f">= {low}" if high is None else f"in [{low}, {high}{']' if closed else ')'}"
-        raise ValueError(f"{name} must be {bound}, got {value}")
+    if not 0 <= value <= 1 or (value == 1 and not one):
+        raise ValueError(f"{name} must be in [0, 1{']' if one else ')'}, got {value}")
 
 
 def check_instance(name: str, value: object, kind: type | tuple[type, ...], what: str = "") -> None:
@@ -93,11 +88,10 @@ def check_tensor(
     min_dim: int = 0,
     axes: str | None = None,
     shape: tuple[int, ...] | None = None,
-    device: torch.device | None = None,
 ) -> None:
     """A tensor with values (not on the meta device), of ``dtype`` (or floating point, or of the
-    dtype ``floating``), with ``dim`` (or at least ``min_dim``) axes, or of ``shape``, on ``device``;
-    ``axes`` names them in the message: ``"(batch, seq)"``."""
+    dtype ``floating``), with ``dim`` (or at least ``min_dim``) axes, or of ``shape``; ``axes`` names
+    them in the message: ``"(batch, seq)"``."""
     if not isinstance(value, Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
     if dtype is not None and value.dtype != dtype:
@@ -109,8 +103,6 @@ def check_tensor(
             f"{name} must be a {floating} tensor, to match the weights or the other inputs, got "
             f"{value.dtype}: convert it with .to({floating})"
         )
-    if device is not None and value.device != device:
-        raise ValueError(f"{name} must be on the inputs' device {device}, got {value.device}")
     got, named = tuple(value.shape), f"{axes} = " if axes else ""
     if dim is not None and value.dim() != dim:
         raise ValueError(f"{name} must have shape {axes or f'of {dim} dimensions'}, got {got}")
@@ -137,7 +129,9 @@ def check_mask(
         got = type(mask).__name__ if not isinstance(mask, Tensor) else mask.dtype
         got = f"dtype {got}; {hint}" if hint and isinstance(mask, Tensor) else got
         raise TypeError(f"{name} must be a bool tensor ({meaning}), got {got}")
-    check_tensor(name, mask, shape=shape, axes=axes, device=device)
+    if device is not None and mask.device != device:
+        raise ValueError(f"{name} must be on the inputs' device {device}, got {mask.device}")
+    check_tensor(name, mask, shape=shape, axes=axes)
 
 
 def check_token_ids(name: str, ids: object, vocab_size: int, axes: str = "(batch, seq)") -> None:

@@ -1153,6 +1153,57 @@ def _():
     return finite(masks.weighted_sum(masks.masked_softmax(torch.randn(2, 3, 5), mask), value, mask))
 
 
+# --- round 7 (issue 52, checks at the right depth): the unchecked paths behind one check a call ---
+bad(
+    "attention with a GeneralScore of other sizes (checked once, then its unchecked path)", "query"
+)(lambda: A.attention(q, k, v, score=A.GeneralScore(3, 4)))
+bad("attention float64 with a float32 AdditiveScore", "query")(
+    lambda: A.attention(q.double(), k.double(), v.double(), score=A.AdditiveScore(4, 4, 4))
+)
+
+
+@valid("attention: each book score's unchecked path gives what the score gives")
+def _():
+    scores = [A.dot_score, A.scaled_dot_score, A.GeneralScore(4, 4), A.AdditiveScore(4, 4, 3)]
+    return all(
+        torch.equal(
+            A.attention(q, k, v, pad[:, None, :], score=s)[1],
+            masks.masked_softmax(s(q, k), pad[:, None, :]),
+        )
+        for s in scores
+    )
+
+
+@valid("MultiHeadAttention._attend with combine_masks' mask equals forward")
+def _():
+    attn_mask = torch.ones(3, 5, dtype=torch.bool).triu(1)
+    output, weights = mha(x8[:, :3], x8, x8, key_padding_mask=pad, attn_mask=attn_mask)
+    mask = masks.combine_masks(2, 3, 5, 2, key_padding_mask=pad, attn_mask=attn_mask)
+    same = mha._attend(x8[:, :3], x8, x8, mask)
+    return torch.equal(output, same[0]) and torch.equal(weights, same[1])
+
+
+@valid("HierarchicalAttentionNetwork: its layers skip their checks inside it, not alone")
+def _():
+    torch.manual_seed(0)
+    model = han.HierarchicalAttentionNetwork(10).eval()
+    word_ids = torch.randint(1, 10, (2, 3, 4))
+    inside = [
+        model.word_encoder.checks,
+        model.word_attention.checks,
+        model.sentence_attention.checks,
+    ]
+    logits = model(word_ids).logits
+    for layer in (model.word_encoder, model.word_attention, model.sentence_encoder):
+        layer.checks = True
+    model.sentence_attention.checks = True
+    return (
+        not any(inside)
+        and han.ContextAttention(4, 3).checks
+        and torch.equal(logits, model(word_ids).logits)
+    )
+
+
 def classify(kind: str, argument: str, call: Callable) -> tuple[str, str]:
     try:
         result = call()
