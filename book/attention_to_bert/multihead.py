@@ -110,6 +110,8 @@ class MultiHeadAttention(nn.Module):
         """``forward`` unchecked, for a stack that checked its inputs and combined its masks once
         (``masks.combine_masks``): query ``(batch, query_len, d_model)``, key and value ``(batch,
         key_len, d_model)``, mask broadcastable to ``(batch, heads, query_len, key_len)`` or None."""
+        if mask is not None:  # (..., query_len, key_len) -> (batch or 1, heads or 1, ...)
+            mask = mask[(None,) * (4 - mask.dim())]
         if query is key and key is value:
             # self-attention: the three weights stacked, one (d_model -> 3 d_model) product as in
             # torch; the same numbers, but faster (and in the backward pass one gradient for x)

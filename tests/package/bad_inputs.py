@@ -1180,7 +1180,12 @@ def _():
     output, weights = mha(x8[:, :3], x8, x8, key_padding_mask=pad, attn_mask=attn_mask)
     mask = masks.combine_masks(2, 3, 5, 2, key_padding_mask=pad, attn_mask=attn_mask)
     same = mha._attend(x8[:, :3], x8, x8, mask)
-    return torch.equal(output, same[0]) and torch.equal(weights, same[1])
+    causal = mha._attend(x8, x8, x8, masks.causal_mask(5))  # a layer's 2-D mask, as it comes
+    return (
+        torch.equal(output, same[0])
+        and torch.equal(weights, same[1])
+        and torch.equal(causal[0], mha(x8, x8, x8, attn_mask=masks.causal_mask(5))[0])
+    )
 
 
 @valid("HierarchicalAttentionNetwork: its layers skip their checks inside it, not alone")
