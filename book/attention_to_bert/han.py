@@ -153,9 +153,8 @@ class HierarchicalAttentionNetwork(nn.Module):
         else:
             self.word_attention, self.sentence_attention = MeanPooling(), MeanPooling()
         self.classifier = nn.Linear(2 * hidden_size, num_classes)
-        for layer in (self.word_encoder, self.word_attention, self.sentence_encoder):
-            layer.checks = False  # forward checks once: word_ids and the mask
-        self.sentence_attention.checks = False
+        for name in ("word_encoder", "word_attention", "sentence_encoder", "sentence_attention"):
+            getattr(self, name).checks = False  # forward checks once: word_ids and the mask
 
     def forward(self, word_ids: Tensor, word_padding_mask: Tensor | None = None) -> HANOutput:
         vocab_size = self.embedding.num_embeddings
