@@ -30,8 +30,7 @@ def _check_query_key(
     query: Tensor, key: Tensor, score: nn.Module | None = None, tensors: bool = True
 ) -> None:
     """query ``(..., n_q, d_q)`` and key ``(..., n_k, d_k)`` as ``_check_tensors`` wants them (unless
-    ``tensors`` is False: checked already), of one size d >= 1, or of the learned ``score``'s sizes
-    and dtype."""
+    ``tensors`` is False), of one size d >= 1, or of the learned ``score``'s sizes and dtype."""
     if tensors:
         _check_tensors(query=query, key=key)
     if score is not None:
@@ -81,9 +80,6 @@ class GeneralScore(nn.Module):
 
     def forward(self, query: Tensor, key: Tensor) -> Tensor:
         _check_query_key(query, key, self)
-        return self._score(query, key)
-
-    def _score(self, query: Tensor, key: Tensor) -> Tensor:  # forward, unchecked
         return self.score_projected(query, self.key_projection(key))
 
     def score_projected(self, query: Tensor, projected_key: Tensor) -> Tensor:
@@ -110,9 +106,6 @@ class AdditiveScore(nn.Module):
 
     def forward(self, query: Tensor, key: Tensor) -> Tensor:
         _check_query_key(query, key, self)
-        return self._score(query, key)
-
-    def _score(self, query: Tensor, key: Tensor) -> Tensor:  # forward, unchecked
         return self.score_projected(query, self.key_projection(key))
 
     def score_projected(self, query: Tensor, projected_key: Tensor) -> Tensor:
@@ -129,10 +122,9 @@ class AdditiveScore(nn.Module):
 
 
 def _unchecked(score: Callable[[Tensor, Tensor], Tensor]) -> Callable | None:
-    """The book's ``score`` without its checks (``attention`` checked query and key once), or None
-    for a score of the reader's, whose result ``attention`` checks instead."""
-    if type(score) in (GeneralScore, AdditiveScore):
-        return score._score
+    """The book's ``score`` without its checks (``attention`` checks once), or None (a reader's)."""
+    if type(score) in (GeneralScore, AdditiveScore):  # their forward, unchecked
+        return lambda query, key: score.score_projected(query, score.key_projection(key))
     return {dot_score: _dot_score, scaled_dot_score: _scaled_dot_score}.get(score)
 
 

@@ -1,9 +1,7 @@
 """Hierarchical Attention Network (Yang et al., NAACL 2016) for document classification (chapter 2).
 A GRU reads each sentence and attention pools its words into a sentence vector; a second GRU and
 attention pool the sentences into the document vector, which a linear layer classifies. Padded words
-and sentences get weight exactly 0 and are never read (packed sequences), wherever they are.
-Each layer checks its inputs when a reader calls it; inside the network (``checks = False``) the
-network's ``forward`` has checked them once, and the layers carry shape comments instead."""
+and sentences get weight exactly 0 and are never read (packed sequences), wherever they are."""
 
 from __future__ import annotations
 
@@ -43,12 +41,13 @@ class BiGRUEncoder(nn.Module):
     wherever the padding is, so the GRUs read only them; padded positions of the output are 0, and
     a sequence of length 0 (all padding) gives zeros."""
 
+    checks = True  # a reader's call checks; False inside HierarchicalAttentionNetwork
+
     def __init__(self, input_size: int, hidden_size: int) -> None:
         super().__init__()
         check_ints(input_size=input_size, hidden_size=hidden_size)
         self.gru = nn.GRU(input_size, hidden_size, batch_first=True, bidirectional=True)
         self.output_size = 2 * hidden_size
-        self.checks = True  # False inside a HierarchicalAttentionNetwork, which checks once
 
     def forward(self, inputs: Tensor, padding_mask: Tensor) -> Tensor:
         if self.checks:
@@ -77,6 +76,8 @@ class ContextAttention(nn.Module):
     padding) -> ``(pooled, weights)``, ``(batch, input_size)`` and ``(batch, length)``. ``score="dot"``
     is the paper's ``u_i . u``, ``"additive"`` is ``v^T tanh(W_q u + W_k u_i)`` (``AdditiveScore``)."""
 
+    checks = True  # a reader's call checks; False inside HierarchicalAttentionNetwork
+
     def __init__(self, input_size: int, attention_size: int, score: str = "dot") -> None:
         super().__init__()
         check_ints(input_size=input_size, attention_size=attention_size)
@@ -86,7 +87,6 @@ class ContextAttention(nn.Module):
         self.score_name = score
         size = attention_size
         self.score = dot_score if score == "dot" else AdditiveScore(size, size, size)
-        self.checks = True  # False inside a HierarchicalAttentionNetwork, which checks once
 
     def forward(self, values: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
         if self.checks:
@@ -107,9 +107,7 @@ class MeanPooling(nn.Module):
     """The baseline without attention: the plain mean of the unpadded states (uniform weights);
     ``forward(values, padding_mask)`` as ``ContextAttention``'s (True = padding)."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.checks = True  # False inside a HierarchicalAttentionNetwork, which checks once
+    checks = True  # a reader's call checks; False inside HierarchicalAttentionNetwork
 
     def forward(self, values: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
         if self.checks:

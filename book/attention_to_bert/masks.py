@@ -1,8 +1,7 @@
 """Masks, in one place: bool tensors where **True means "may not attend"** (torch's convention).
 Padding and causal masks, Hugging Face's ``attention_mask`` (1 = real token) converted, masks merged
 once per stack, and what masking gives: weight 0, nothing of a padded key in the output (not even a
-NaN), zeros for a query that may attend to nothing. Each public function checks its arguments; its
-``_name`` twin does the work unchecked, for a layer whose model checked them once."""
+NaN), zeros for a query that may attend to nothing. A ``_name`` twin is a function unchecked."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Multi-head attention (chapter 5): bool masks (``True`` = "may not attend"), ``split_heads`` and
-``merge_heads`` (a reader's, checked; the layer calls their unchecked twins), ``MultiHeadAttention``
-(``forward`` checks once; ``_attend`` is the unchecked path a stack calls), ``copy_torch_weights``."""
+"""Multi-head attention (chapter 5): ``split_heads`` and ``merge_heads`` (checked; the layer calls
+their ``_`` twins), ``MultiHeadAttention`` (``forward`` checks, ``_attend`` not), ``copy_torch_weights``."""
 
 from __future__ import annotations
 
@@ -37,14 +36,12 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
     return _merge_heads(x)
 
 
-def _split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
-    # (batch, seq, d_model) -> (batch, seq, heads, head_dim) -> (batch, heads, seq, head_dim)
-    return x.unflatten(-1, (num_heads, -1)).transpose(1, 2)
+def _split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:  # split_heads, unchecked
+    return x.unflatten(-1, (num_heads, -1)).transpose(1, 2)  # (batch, heads, seq, head_dim)
 
 
-def _merge_heads(x: torch.Tensor) -> torch.Tensor:
-    # (batch, heads, seq, head_dim) -> (batch, seq, heads, head_dim) -> (batch, seq, d_model)
-    return x.transpose(1, 2).flatten(2)
+def _merge_heads(x: torch.Tensor) -> torch.Tensor:  # merge_heads, unchecked
+    return x.transpose(1, 2).flatten(2)  # (batch, seq, heads, head_dim) -> (batch, seq, d_model)
 
 
 class MultiHeadAttention(nn.Module):

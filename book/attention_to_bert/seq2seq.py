@@ -216,9 +216,8 @@ class Seq2Seq(nn.Module):
             raise ValueError(
                 f"lengths must lie in 1..{source.shape[1]} (the source length), got {lengths.tolist()}"
             )
-        mask = _padding_mask(
-            lengths.to(source.device), source.shape[1]
-        )  # (batch, S), True = padding
+        # (batch, S), True = padding
+        mask = _padding_mask(lengths.to(source.device), source.shape[1])
         if (mask & (source != self.encoder.pad_id)).any():
             raise ValueError("lengths must count every token: a source has tokens after its length")
         outputs, final = self.encoder(source, lengths)
