@@ -43,10 +43,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attention_to_bert import finetuning
+from attention_to_bert import classifier
 from attention_to_bert.bert import BertConfig
+from attention_to_bert.classifier import features, mean_pool
 from attention_to_bert.data.sentiment import NEGATION_OR_CONTRAST, finetuning_splits, training_set
-from attention_to_bert.finetuning import features, mean_pool
 from attention_to_bert.pretraining import (
     DICTIONARY,
     BertForPreTraining,
@@ -66,8 +66,8 @@ GRIDS = {
 }
 
 
-class BookEncoders(finetuning.FeatureEncoder):
-    """``finetuning.FeatureEncoder`` with the table's other encoders (``"book"``, the book's pre-trained
+class BookEncoders(classifier.FeatureEncoder):
+    """``classifier.FeatureEncoder`` with the table's other encoders (``"book"``, the book's pre-trained
     BERT, and ``"scratch"``, it untrained) and the last layer's features, mean-pooled or at [CLS]."""
 
     KINDS = ("minilm", "book", "scratch")

@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import ch08_thesis as thesis  # noqa: E402
 
 from attention_to_bert import pretraining  # noqa: E402
+from attention_to_bert.classifier import mean_pool  # noqa: E402
 from attention_to_bert.data.everyday import THESIS_CLASSES, thesis_split  # noqa: E402
-from attention_to_bert.finetuning import mean_pool  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "book" / "attention_to_bert" / "results" / "ch08_pooling.json"

@@ -386,7 +386,7 @@ def {f}(next_log_probs, bos_id, eos_id, beam_size, max_length):
     unfinished = list(zip(scores.tolist(), beams))
     score, tokens = max(finished or unfinished, key=lambda output: output[0])
     return tokens, score""",
-    "pooling": """from attention_to_bert.finetuning import mean_pool
+    "pooling": """from attention_to_bert.classifier import mean_pool
 
 
 def {f}(hidden, attention_mask, how):

@@ -11,28 +11,28 @@ from collections.abc import Callable
 import torch
 from torch import Tensor, nn
 
-from attention_to_bert.masks import _broadcast, weighted_sum
-from attention_to_bert.masks import masked_softmax as masked_softmax  # chapter 1 introduces it
-from attention_to_bert.masks import padding_mask as padding_mask  # chapter 1 introduces it
+from attention_to_bert.masks import _broadcast, _check_mask_fits, _masked_softmax, weighted_sum
 from attention_to_bert.validate import check_instance, check_ints, check_same, check_tensor
 
 
 def _check_tensors(**tensors: Tensor) -> None:
     """Floating-point tensors of one dtype, of 2 or more dimensions, whose batch dimensions (all but
     the last two) broadcast."""
-    first = next(iter(tensors.values()))
+    dtype = getattr(next(iter(tensors.values())), "dtype", True)  # the first one's
     for name, tensor in tensors.items():
-        check_tensor(name, tensor, floating=True, min_dim=2)
-        check_tensor(name, tensor, floating=first.dtype)
+        check_tensor(name, tensor, floating=dtype, min_dim=2)
     if _broadcast(*(tensor.shape[:-2] for tensor in tensors.values())) is None:
         shapes = " and ".join(f"{name} {tuple(tensor.shape)}" for name, tensor in tensors.items())
         raise ValueError(f"batch dimensions (all but the last two) of {shapes} do not broadcast")
 
 
-def _check_query_key(query: Tensor, key: Tensor, score: nn.Module | None = None) -> None:
-    """query ``(..., n_q, d_q)`` and key ``(..., n_k, d_k)`` of one size d >= 1, or of the learned
-    ``score``'s sizes and dtype."""
-    _check_tensors(query=query, key=key)
+def _check_query_key(
+    query: Tensor, key: Tensor, score: nn.Module | None = None, tensors: bool = True
+) -> None:
+    """query ``(..., n_q, d_q)`` and key ``(..., n_k, d_k)`` as ``_check_tensors`` wants them (unless
+    ``tensors`` is False), of one size d >= 1, or of the learned ``score``'s sizes and dtype."""
+    if tensors:
+        _check_tensors(query=query, key=key)
     if score is not None:
         check_tensor("query", query, floating=score.key_projection.weight.dtype)
     got = f"got query {tuple(query.shape)} and key {tuple(key.shape)}"
@@ -47,16 +47,24 @@ def _check_query_key(query: Tensor, key: Tensor, score: nn.Module | None = None)
         )
 
 
+def _dot_score(query: Tensor, key: Tensor) -> Tensor:
+    return query @ key.transpose(-2, -1)  # (..., n_q, d) @ (..., d, n_k) -> (..., n_q, n_k)
+
+
+def _scaled_dot_score(query: Tensor, key: Tensor) -> Tensor:
+    return query @ key.transpose(-2, -1) / math.sqrt(query.shape[-1])  # (..., n_q, n_k)
+
+
 def dot_score(query: Tensor, key: Tensor) -> Tensor:
     """Dot-product score ``q · k`` for every query and key: ``(..., n_q, d), (..., n_k, d) -> (..., n_q, n_k)``."""
     _check_query_key(query, key)
-    return query @ key.transpose(-2, -1)
+    return _dot_score(query, key)
 
 
 def scaled_dot_score(query: Tensor, key: Tensor) -> Tensor:
     """Scaled dot-product score ``q · k / sqrt(d)`` (Vaswani et al., 2017)."""
     _check_query_key(query, key)
-    return query @ key.transpose(-2, -1) / math.sqrt(query.shape[-1])
+    return _scaled_dot_score(query, key)
 
 
 class GeneralScore(nn.Module):
@@ -113,6 +121,13 @@ class AdditiveScore(nn.Module):
         return f"query_size={self.query_size}, key_size={self.key_size}, hidden_size={self.hidden_size}"
 
 
+def _unchecked(score: Callable[[Tensor, Tensor], Tensor]) -> Callable | None:
+    """The book's ``score`` without its checks (``attention`` checks once), or None (a reader's)."""
+    if type(score) in (GeneralScore, AdditiveScore):  # their forward, unchecked
+        return lambda query, key: score.score_projected(query, score.key_projection(key))
+    return {dot_score: _dot_score, scaled_dot_score: _scaled_dot_score}.get(score)
+
+
 def attention(
     query: Tensor,
     key: Tensor,
@@ -126,11 +141,17 @@ def attention(
     _check_tensors(query=query, key=key, value=value)
     check_same("number of positions n_k (dim -2)", key=key.shape[-2], value=value.shape[-2])
     check_instance("score", score, Callable, "callable as score(query, key)")
-    scores = score(query, key)
-    expected = (*_broadcast(query.shape[:-2], key.shape[:-2]), query.shape[-2], key.shape[-2])
-    if tuple(scores.shape) != expected:
-        raise ValueError(
-            f"score(query, key) must return shape {expected} (..., n_q, n_k), got {tuple(scores.shape)}"
-        )
-    weights = masked_softmax(scores, mask)
+    unchecked = _unchecked(score)
+    if unchecked is not None:  # the book's score: query and key checked here, once
+        _check_query_key(query, key, score if isinstance(score, nn.Module) else None, tensors=False)
+        scores = unchecked(query, key)
+    else:  # a score of the reader's: its result checked
+        scores = score(query, key)
+        expected = (*_broadcast(query.shape[:-2], key.shape[:-2]), query.shape[-2], key.shape[-2])
+        if tuple(scores.shape) != expected:
+            raise ValueError(
+                f"score(query, key) must return shape {expected} (..., n_q, n_k), got {tuple(scores.shape)}"
+            )
+    _check_mask_fits(mask, scores)
+    weights = _masked_softmax(scores, mask)
     return weighted_sum(weights, value, mask), weights

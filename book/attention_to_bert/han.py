@@ -9,8 +9,8 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from attention_to_bert.attention import AdditiveScore, attention, dot_score
-from attention_to_bert.masks import padding_mask_from_ids
+from attention_to_bert.attention import AdditiveScore, _unchecked, dot_score
+from attention_to_bert.masks import _masked_softmax, weighted_sum
 from attention_to_bert.outputs import HANOutput
 from attention_to_bert.validate import (
     check_choice,
@@ -41,6 +41,8 @@ class BiGRUEncoder(nn.Module):
     wherever the padding is, so the GRUs read only them; padded positions of the output are 0, and
     a sequence of length 0 (all padding) gives zeros."""
 
+    checks = True  # a reader's call checks; False inside HierarchicalAttentionNetwork
+
     def __init__(self, input_size: int, hidden_size: int) -> None:
         super().__init__()
         check_ints(input_size=input_size, hidden_size=hidden_size)
@@ -48,7 +50,9 @@ class BiGRUEncoder(nn.Module):
         self.output_size = 2 * hidden_size
 
     def forward(self, inputs: Tensor, padding_mask: Tensor) -> Tensor:
-        _check_padded("inputs", inputs, padding_mask, self.gru.weight_ih_l0)
+        if self.checks:
+            _check_padded("inputs", inputs, padding_mask, self.gru.weight_ih_l0)
+        # inputs (batch, length, input_size), padding_mask (batch, length), True = padding
         lengths = (~padding_mask).sum(dim=1)
         # the real elements first, in their order (the identity if the padding is at the end)
         order = torch.argsort(padding_mask.to(torch.uint8), dim=1, stable=True)
@@ -72,6 +76,8 @@ class ContextAttention(nn.Module):
     padding) -> ``(pooled, weights)``, ``(batch, input_size)`` and ``(batch, length)``. ``score="dot"``
     is the paper's ``u_i . u``, ``"additive"`` is ``v^T tanh(W_q u + W_k u_i)`` (``AdditiveScore``)."""
 
+    checks = True  # a reader's call checks; False inside HierarchicalAttentionNetwork
+
     def __init__(self, input_size: int, attention_size: int, score: str = "dot") -> None:
         super().__init__()
         check_ints(input_size=input_size, attention_size=attention_size)
@@ -83,11 +89,14 @@ class ContextAttention(nn.Module):
         self.score = dot_score if score == "dot" else AdditiveScore(size, size, size)
 
     def forward(self, values: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
-        _check_padded("values", values, padding_mask, self.key_projection.weight)
-        # one query per sequence: (batch, 1, attention_size)
-        query = self.context.expand(values.shape[0], 1, -1)
-        keys = torch.tanh(self.key_projection(values))
-        pooled, weights = attention(query, keys, values, padding_mask[:, None, :], score=self.score)
+        if self.checks:
+            _check_padded("values", values, padding_mask, self.key_projection.weight)
+        # chapter 1's attention, its steps unchecked: values (batch, length, input_size)
+        query = self.context.expand(values.shape[0], 1, -1)  # one query u: (batch, 1, attention)
+        keys = torch.tanh(self.key_projection(values))  # u_i: (batch, length, attention)
+        mask = padding_mask[:, None, :]  # (batch, 1, length), True = padding
+        weights = _masked_softmax((_unchecked(self.score) or self.score)(query, keys), mask)
+        pooled = weighted_sum(weights, values, mask)  # (batch, 1, input_size)
         return pooled.squeeze(1), weights.squeeze(1)
 
     def extra_repr(self) -> str:
@@ -98,8 +107,12 @@ class MeanPooling(nn.Module):
     """The baseline without attention: the plain mean of the unpadded states (uniform weights);
     ``forward(values, padding_mask)`` as ``ContextAttention``'s (True = padding)."""
 
+    checks = True  # a reader's call checks; False inside HierarchicalAttentionNetwork
+
     def forward(self, values: Tensor, padding_mask: Tensor) -> tuple[Tensor, Tensor]:
-        _check_padded("values", values, padding_mask)
+        if self.checks:
+            _check_padded("values", values, padding_mask)
+        # values (batch, length, size), padding_mask (batch, length) -> (batch, size), (batch, length)
         present = (~padding_mask).to(values.dtype)
         weights = present / present.sum(dim=1, keepdim=True).clamp_min(1.0)  # all padding: 0
         return (weights.unsqueeze(-1) * values).sum(dim=1), weights
@@ -138,6 +151,8 @@ class HierarchicalAttentionNetwork(nn.Module):
         else:
             self.word_attention, self.sentence_attention = MeanPooling(), MeanPooling()
         self.classifier = nn.Linear(2 * hidden_size, num_classes)
+        for name in ("word_encoder", "word_attention", "sentence_encoder", "sentence_attention"):
+            getattr(self, name).checks = False  # forward checks once: word_ids and the mask
 
     def forward(self, word_ids: Tensor, word_padding_mask: Tensor | None = None) -> HANOutput:
         vocab_size = self.embedding.num_embeddings
@@ -145,7 +160,7 @@ class HierarchicalAttentionNetwork(nn.Module):
         if word_ids.shape[1] == 0 or word_ids.shape[2] == 0:
             raise ValueError(f"word_ids must hold words, got shape {tuple(word_ids.shape)}")
         if word_padding_mask is None:
-            word_padding_mask = padding_mask_from_ids(word_ids, self.pad_id)
+            word_padding_mask = word_ids == self.pad_id  # masks.padding_mask_from_ids, unchecked
         check_mask("word_padding_mask", word_padding_mask, tuple(word_ids.shape), "True = padding")
         documents, sentences, words = word_ids.shape
         sentence_padding_mask = word_padding_mask.all(dim=-1)  # (documents, sentences)

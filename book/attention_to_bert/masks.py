@@ -1,7 +1,7 @@
 """Masks, in one place: bool tensors where **True means "may not attend"** (torch's convention).
 Padding and causal masks, Hugging Face's ``attention_mask`` (1 = real token) converted, masks merged
 once per stack, and what masking gives: weight 0, nothing of a padded key in the output (not even a
-NaN), zeros for a query that may attend to nothing. Chapter 1's ``attention`` re-exports two."""
+NaN), zeros for a query that may attend to nothing. A ``_name`` twin is a function unchecked."""
 
 from __future__ import annotations
 
@@ -30,6 +30,11 @@ def padding_mask(lengths: Tensor | list[int], max_length: int | None = None) -> 
     check_int("max_length", max_length, minimum=0)
     if max_length < longest:
         raise ValueError(f"max_length={max_length} is shorter than the longest length ({longest})")
+    return _padding_mask(lengths, max_length)
+
+
+def _padding_mask(lengths: Tensor, max_length: int) -> Tensor:
+    """``padding_mask`` unchecked: ``(batch,)`` lengths -> ``(batch, max_length)``, True = padding."""
     return torch.arange(max_length, device=lengths.device) >= lengths[:, None]
 
 
@@ -108,17 +113,23 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None) -> Tensor:
     weight is exactly 0, and a fully masked row gets all-zero weights (no NaN, not in the gradient).
     A score of -inf counts as masked too (torch's softmax gives NaN for a row of -inf)."""
     check_tensor("scores", scores, floating=True, min_dim=1)
-    if mask is not None:
-        check_mask("mask", mask, device=scores.device)
-        if _broadcast(mask.shape, scores.shape) != scores.shape:
-            hint = ""
-            if mask.dim() == 2 and scores.dim() == 3 and mask.shape[-1] == scores.shape[-1]:
-                hint = "; a per-key padding mask of shape (batch, n_k) needs a query axis: mask[:, None, :]"
-            raise ValueError(
-                f"mask of shape {tuple(mask.shape)} cannot be broadcast to scores of shape "
-                f"{tuple(scores.shape)}{hint}"
-            )
+    _check_mask_fits(mask, scores)
     return _masked_softmax(scores, mask)
+
+
+def _check_mask_fits(mask: Tensor | None, scores: Tensor) -> None:
+    """None, or a bool mask on the device of ``scores`` that broadcasts to their shape."""
+    if mask is None:
+        return
+    check_mask("mask", mask, device=scores.device)
+    if _broadcast(mask.shape, scores.shape) != scores.shape:
+        hint = ""
+        if mask.dim() == 2 and scores.dim() == 3 and mask.shape[-1] == scores.shape[-1]:
+            hint = "; a per-key padding mask of shape (batch, n_k) needs a query axis: mask[:, None, :]"
+        raise ValueError(
+            f"mask of shape {tuple(mask.shape)} cannot be broadcast to scores of shape "
+            f"{tuple(scores.shape)}{hint}"
+        )
 
 
 def _masked_softmax(scores: Tensor, mask: Tensor | None) -> Tensor:

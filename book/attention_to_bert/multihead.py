@@ -1,5 +1,5 @@
-"""Multi-head attention (chapter 5): bool masks (``True`` = "may not attend"), ``split_heads`` and
-``merge_heads`` (a reader's; the layers reshape inline), ``MultiHeadAttention``, ``copy_torch_weights``."""
+"""Multi-head attention (chapter 5): ``split_heads`` and ``merge_heads`` (checked; the layer calls
+their ``_`` twins), ``MultiHeadAttention`` (``forward`` checks, ``_attend`` not), ``copy_torch_weights``."""
 
 from __future__ import annotations
 
@@ -26,14 +26,21 @@ def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     """``(batch, seq, d_model)`` -> ``(batch, heads, seq, d_model // heads)``: head h gets features h*d..(h+1)*d."""
     check_tensor("x", x, dim=3, axes="(batch, seq, d_model)")
     check_int("num_heads", num_heads)
-    batch, seq, d_model = x.shape
-    check_divisible("d_model", d_model, "num_heads", num_heads)
-    return x.view(batch, seq, num_heads, d_model // num_heads).transpose(1, 2)
+    check_divisible("d_model", x.shape[-1], "num_heads", num_heads)
+    return _split_heads(x, num_heads)
 
 
 def merge_heads(x: torch.Tensor) -> torch.Tensor:
     """``(batch, heads, seq, head_dim)`` -> ``(batch, seq, heads * head_dim)``: the inverse of ``split_heads``."""
     check_tensor("x", x, dim=4, axes="(batch, heads, seq, head_dim)")
+    return _merge_heads(x)
+
+
+def _split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:  # split_heads, unchecked
+    return x.unflatten(-1, (num_heads, -1)).transpose(1, 2)  # (batch, heads, seq, head_dim)
+
+
+def _merge_heads(x: torch.Tensor) -> torch.Tensor:  # merge_heads, unchecked
     return x.transpose(1, 2).flatten(2)  # (batch, seq, heads, head_dim) -> (batch, seq, d_model)
 
 
@@ -92,6 +99,16 @@ class MultiHeadAttention(nn.Module):
             batch, query_len, key_len, self.num_heads, device=query.device,
             key_padding_mask=key_padding_mask, attn_mask=attn_mask,
         )  # fmt: skip
+        return self._attend(query, key, value, mask)
+
+    def _attend(
+        self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``forward`` unchecked, for a stack that checked its inputs and combined its masks once
+        (``masks.combine_masks``): query ``(batch, query_len, d_model)``, key and value ``(batch,
+        key_len, d_model)``, mask broadcastable to ``(batch, heads, query_len, key_len)`` or None."""
+        if mask is not None:  # (..., query_len, key_len) -> (batch or 1, heads or 1, ...)
+            mask = mask[(None,) * (4 - mask.dim())]
         if query is key and key is value:
             # self-attention: the three weights stacked, one (d_model -> 3 d_model) product as in
             # torch; the same numbers, but faster (and in the backward pass one gradient for x)
@@ -101,16 +118,16 @@ class MultiHeadAttention(nn.Module):
             q, k, v = F.linear(query, weight, bias).chunk(3, dim=-1)
         else:
             q, k, v = self.q_proj(query), self.k_proj(key), self.v_proj(value)
-        # (batch, len, d_model) -> (batch, heads, len, head_dim), as split_heads does
-        q, k, v = (x.unflatten(2, (self.num_heads, -1)).transpose(1, 2) for x in (q, k, v))
+        # (batch, len, d_model) -> (batch, heads, len, head_dim)
+        q, k, v = (_split_heads(x, self.num_heads) for x in (q, k, v))
         # (batch, heads, query_len, key_len)
         scores = (q * self.head_dim**-0.5) @ k.transpose(-2, -1)
         weights = _masked_softmax(scores, mask)  # a fully masked row gets zero weights, not NaN
         weights = F.dropout(weights, p=self.dropout, training=self.training)
-        # (batch, heads, query_len, head_dim) -> (batch, query_len, d_model), as merge_heads
-        output = self.out_proj(weighted_sum(weights, v, mask).transpose(1, 2).flatten(2))
+        # (batch, heads, query_len, head_dim) -> (batch, query_len, d_model)
+        output = self.out_proj(_merge_heads(weighted_sum(weights, v, mask)))
         # a query that may attend to nothing (all keys masked, or no key at all) outputs zeros
-        if key_len == 0:
+        if key.shape[1] == 0:
             output = torch.zeros_like(output)
         elif mask is not None:
             output = output.masked_fill(attends_to_nothing(mask).all(dim=1), 0.0)

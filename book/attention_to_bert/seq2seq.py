@@ -25,7 +25,7 @@ from torch import Tensor, nn
 from attention_to_bert.attention import AdditiveScore, GeneralScore, dot_score
 from attention_to_bert.data.dates import encode_pairs
 from attention_to_bert.data.vocabulary import BOS, EOS, Vocabulary
-from attention_to_bert.masks import _masked_softmax, weighted_sum
+from attention_to_bert.masks import _masked_softmax, _padding_mask, weighted_sum
 from attention_to_bert.training import train
 from attention_to_bert.validate import (
     check_choice,
@@ -216,8 +216,8 @@ class Seq2Seq(nn.Module):
             raise ValueError(
                 f"lengths must lie in 1..{source.shape[1]} (the source length), got {lengths.tolist()}"
             )
-        positions = torch.arange(source.shape[1], device=source.device)  # padding_mask, unchecked:
-        mask = positions >= lengths.to(source.device)[:, None]  # (batch, S), True = padding
+        # (batch, S), True = padding
+        mask = _padding_mask(lengths.to(source.device), source.shape[1])
         if (mask & (source != self.encoder.pad_id)).any():
             raise ValueError("lengths must count every token: a source has tokens after its length")
         outputs, final = self.encoder(source, lengths)

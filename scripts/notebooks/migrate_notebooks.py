@@ -20,11 +20,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 RULES = [
     # issue 52's renames: long_range.train (beside training.train) is long_range.train_reversal,
-    # finetuning.Encoder (beside seq2seq.Encoder) is finetuning.FeatureEncoder. (Our layers now take
+    # finetuning.Encoder (beside seq2seq.Encoder) is classifier.FeatureEncoder (round 7 moved
+    # finetuning.py into classifier.py, beside finetune.py's models). (Our layers now take
     # the stack's combined masks by name, layer(x, mask): a call by torch's keywords is rewritten by
     # hand, as chapter 6's were.)
     (re.compile(r"\blong_range\.train\("), "long_range.train_reversal("),
-    (re.compile(r"\bfinetuning\.Encoder\("), "finetuning.FeatureEncoder("),
+    (re.compile(r"\bfinetuning\.Encoder\("), "classifier.FeatureEncoder("),
 ]
 
 

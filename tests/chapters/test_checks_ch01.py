@@ -7,8 +7,8 @@ import torch
 import torch.nn.functional as F
 
 from attention_to_bert import checks
-from attention_to_bert.attention import masked_softmax as package_masked_softmax
 from attention_to_bert.attention import scaled_dot_score as package_scaled_dot_score
+from attention_to_bert.masks import masked_softmax as package_masked_softmax
 
 # --- masked softmax: one right answer written the way a student might, and typical wrong ones ---
 

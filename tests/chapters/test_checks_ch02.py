@@ -3,7 +3,7 @@
 import torch
 
 from attention_to_bert import checks
-from attention_to_bert.attention import masked_softmax
+from attention_to_bert.masks import masked_softmax
 
 
 def right(values, padding_mask, weight, bias, context):

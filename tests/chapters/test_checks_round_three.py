@@ -15,9 +15,8 @@ from helpers import ROOT
 from torch import nn
 
 from attention_to_bert import checks, pretraining
-from attention_to_bert.attention import masked_softmax
 from attention_to_bert.checks import checker as checker_module
-from attention_to_bert.masks import causal_mask
+from attention_to_bert.masks import causal_mask, masked_softmax
 from attention_to_bert.multihead import merge_heads, split_heads
 
 sys.path.insert(0, str(ROOT / "scripts" / "course"))

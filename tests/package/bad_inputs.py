@@ -50,8 +50,8 @@ from attention_to_bert import (  # noqa: E402
     seq2seq,
     training,
 )
+from attention_to_bert import classifier as FT  # noqa: E402
 from attention_to_bert import finetune as FTC  # noqa: E402
-from attention_to_bert import finetuning as FT  # noqa: E402
 from attention_to_bert import mlm as MLM  # noqa: E402
 from attention_to_bert import pretraining as PT  # noqa: E402
 from attention_to_bert import transformer as T  # noqa: E402
@@ -109,11 +109,13 @@ s2s = seq2seq.Seq2Seq(vocab, vocab, hidden_size=8, embedding_size=4)
 src = torch.tensor([[4, 5, 6], [4, 5, 0]])
 
 # --- masks and attention -------------------------------------------------------------------------
-bad("padding_mask float max_length", "max_length")(lambda: A.padding_mask([2, 3], max_length=3.5))
-bad("padding_mask negative", "lengths")(lambda: A.padding_mask([-1, 2]))
-bad("padding_mask floats", "lengths")(lambda: A.padding_mask([1.5, 2]))
-bad("padding_mask 2-D", "lengths")(lambda: A.padding_mask([[1, 2]]))
-bad("padding_mask too short", "max_length")(lambda: A.padding_mask([5], max_length=3))
+bad("padding_mask float max_length", "max_length")(
+    lambda: masks.padding_mask([2, 3], max_length=3.5)
+)
+bad("padding_mask negative", "lengths")(lambda: masks.padding_mask([-1, 2]))
+bad("padding_mask floats", "lengths")(lambda: masks.padding_mask([1.5, 2]))
+bad("padding_mask 2-D", "lengths")(lambda: masks.padding_mask([[1, 2]]))
+bad("padding_mask too short", "max_length")(lambda: masks.padding_mask([5], max_length=3))
 bad("causal_mask(0)", "size")(lambda: masks.causal_mask(0))
 bad("causal_mask(2.0)", "size")(lambda: masks.causal_mask(2.0))
 bad("padding_mask_from_ids floats", "token_ids")(
@@ -124,15 +126,15 @@ bad("padding_mask_from_ids pad_id str", "pad_id")(
 )
 bad("padding_mask_from_ids pad_id -1", "pad_id")(lambda: masks.padding_mask_from_ids(src, -1))
 bad("masked_softmax int mask", "mask")(
-    lambda: A.masked_softmax(torch.randn(2, 3), torch.ones(2, 3))
+    lambda: masks.masked_softmax(torch.randn(2, 3), torch.ones(2, 3))
 )
 bad("masked_softmax mask shape", "mask")(
-    lambda: A.masked_softmax(torch.randn(2, 3), torch.ones(2, 4, dtype=torch.bool))
+    lambda: masks.masked_softmax(torch.randn(2, 3), torch.ones(2, 4, dtype=torch.bool))
 )
 bad("masked_softmax int scores", "scores")(
-    lambda: A.masked_softmax(torch.ones(2, 3, dtype=torch.long))
+    lambda: masks.masked_softmax(torch.ones(2, 3, dtype=torch.long))
 )
-bad("masked_softmax list", "scores")(lambda: A.masked_softmax([1.0, 2.0]))
+bad("masked_softmax list", "scores")(lambda: masks.masked_softmax([1.0, 2.0]))
 bad("attention mask on meta device", "mask")(
     lambda: A.attention(q, k, v, torch.zeros(2, 3, 5, dtype=torch.bool, device="meta"))
 )
@@ -169,13 +171,15 @@ def _():
 @valid("masked_softmax: large scores")
 def _():
     return finite(
-        A.masked_softmax(torch.tensor([[1e30, -1e30, 0.0]]), torch.tensor([[0, 0, 1]]).bool())
+        masks.masked_softmax(torch.tensor([[1e30, -1e30, 0.0]]), torch.tensor([[0, 0, 1]]).bool())
     )
 
 
 @valid("padding_mask([]): no sequence")
 def _():
-    return A.padding_mask([]).shape == (0, 0) and A.padding_mask([], max_length=3).shape == (0, 3)
+    return masks.padding_mask([]).shape == (0, 0) and masks.padding_mask(
+        [], max_length=3
+    ).shape == (0, 3)
 
 
 # --- multi-head attention --------------------------------------------------------------------------
@@ -462,7 +466,7 @@ bad("combine_masks attn_mask of 4-D that does not broadcast", "attn_mask")(
 
 @valid("masked_softmax: a row of -inf gives zeros, not NaN")
 def _():
-    weights = A.masked_softmax(torch.tensor([[float("-inf")] * 3, [0.0, float("-inf"), 0.0]]))
+    weights = masks.masked_softmax(torch.tensor([[float("-inf")] * 3, [0.0, float("-inf"), 0.0]]))
     return torch.equal(weights, torch.tensor([[0.0, 0.0, 0.0], [0.5, 0.0, 0.5]]))
 
 
@@ -470,7 +474,7 @@ def _():
 def _():
     value = v.clone()
     value[1, 4] = float("nan")
-    weights = A.masked_softmax(torch.randn(2, 3, 5), pad[:, None, :])
+    weights = masks.masked_softmax(torch.randn(2, 3, 5), pad[:, None, :])
     return finite(masks.weighted_sum(weights, value, pad[:, None, :]))
 
 
@@ -833,7 +837,7 @@ def _():
 
 
 # fine-tuning
-bad("finetuning.FeatureEncoder('bogus')", "kind")(lambda: FT.FeatureEncoder("bogus"))
+bad("classifier.FeatureEncoder('bogus')", "kind")(lambda: FT.FeatureEncoder("bogus"))
 bad("mean_pool mask of 2s", "mask")(lambda: FT.mean_pool(x8, torch.full((2, 5), 2)))
 bad("features('bogus')", "kind")(lambda: FT.features("bogus", minilm_encoder(), [("a", 0)]))
 bad("finetune_csv(42)", "path")(lambda: FTC.finetune_csv(42))
@@ -1146,7 +1150,63 @@ def _():
     value[:, 4] = float("nan")
     mask = torch.zeros(2, 3, 5, dtype=torch.bool)
     mask[..., 4] = True
-    return finite(masks.weighted_sum(A.masked_softmax(torch.randn(2, 3, 5), mask), value, mask))
+    return finite(masks.weighted_sum(masks.masked_softmax(torch.randn(2, 3, 5), mask), value, mask))
+
+
+# --- round 7 (issue 52, checks at the right depth): the unchecked paths behind one check a call ---
+bad(
+    "attention with a GeneralScore of other sizes (checked once, then its unchecked path)", "query"
+)(lambda: A.attention(q, k, v, score=A.GeneralScore(3, 4)))
+bad("attention float64 with a float32 AdditiveScore", "query")(
+    lambda: A.attention(q.double(), k.double(), v.double(), score=A.AdditiveScore(4, 4, 4))
+)
+
+
+@valid("attention: each book score's unchecked path gives what the score gives")
+def _():
+    scores = [A.dot_score, A.scaled_dot_score, A.GeneralScore(4, 4), A.AdditiveScore(4, 4, 3)]
+    return all(
+        torch.equal(
+            A.attention(q, k, v, pad[:, None, :], score=s)[1],
+            masks.masked_softmax(s(q, k), pad[:, None, :]),
+        )
+        for s in scores
+    )
+
+
+@valid("MultiHeadAttention._attend with combine_masks' mask equals forward")
+def _():
+    attn_mask = torch.ones(3, 5, dtype=torch.bool).triu(1)
+    output, weights = mha(x8[:, :3], x8, x8, key_padding_mask=pad, attn_mask=attn_mask)
+    mask = masks.combine_masks(2, 3, 5, 2, key_padding_mask=pad, attn_mask=attn_mask)
+    same = mha._attend(x8[:, :3], x8, x8, mask)
+    causal = mha._attend(x8, x8, x8, masks.causal_mask(5))  # a layer's 2-D mask, as it comes
+    return (
+        torch.equal(output, same[0])
+        and torch.equal(weights, same[1])
+        and torch.equal(causal[0], mha(x8, x8, x8, attn_mask=masks.causal_mask(5))[0])
+    )
+
+
+@valid("HierarchicalAttentionNetwork: its layers skip their checks inside it, not alone")
+def _():
+    torch.manual_seed(0)
+    model = han.HierarchicalAttentionNetwork(10).eval()
+    word_ids = torch.randint(1, 10, (2, 3, 4))
+    inside = [
+        model.word_encoder.checks,
+        model.word_attention.checks,
+        model.sentence_attention.checks,
+    ]
+    logits = model(word_ids).logits
+    for layer in (model.word_encoder, model.word_attention, model.sentence_encoder):
+        layer.checks = True
+    model.sentence_attention.checks = True
+    return (
+        not any(inside)
+        and han.ContextAttention(4, 3).checks
+        and torch.equal(logits, model(word_ids).logits)
+    )
 
 
 def classify(kind: str, argument: str, call: Callable) -> tuple[str, str]:

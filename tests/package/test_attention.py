@@ -12,10 +12,9 @@ from attention_to_bert.attention import (
     GeneralScore,
     attention,
     dot_score,
-    masked_softmax,
-    padding_mask,
     scaled_dot_score,
 )
+from attention_to_bert.masks import masked_softmax, padding_mask
 
 
 @pytest.fixture

@@ -1,9 +1,12 @@
-"""The masks (masks.py), their one home; chapter 1's attention module re-exports the two it teaches."""
+"""The masks (masks.py), their one home: no other module of the package re-exports them."""
+
+import importlib
+import pkgutil
 
 import pytest
 import torch
 
-from attention_to_bert import attention, multihead, transformer
+import attention_to_bert
 from attention_to_bert.masks import (
     attends_to_nothing,
     causal_mask,
@@ -15,11 +18,23 @@ from attention_to_bert.masks import (
     weighted_sum,
 )
 
+# translator.py (chapter 6) still imports causal_mask by name: `from attention_to_bert import masks`
+# and masks.causal_mask there would close this (issue 52, round 7)
+PENDING = {("translator", "causal_mask")}
+
 
 def test_each_mask_has_one_import_path():
-    assert attention.padding_mask is padding_mask and attention.masked_softmax is masked_softmax
-    for module in (multihead, transformer):  # causal_mask used to have three homes
-        assert not hasattr(module, "causal_mask") and not hasattr(module, "padding_mask_from_ids")
+    """``masked_softmax``, ``padding_mask`` and ``causal_mask`` (once with three homes; chapter 1's
+    attention re-exported two) are found in masks only."""
+    names = ("masked_softmax", "padding_mask", "causal_mask")
+    found = []
+    for info in pkgutil.walk_packages(attention_to_bert.__path__, "attention_to_bert."):
+        short = info.name.rsplit(".", 1)[1]
+        if short != "masks" and ".checks" not in info.name:
+            module = importlib.import_module(info.name)
+            found += [(short, n) for n in names if getattr(module, n, None) is not None]
+    assert set(found) <= PENDING, found
+    assert masked_softmax and padding_mask and causal_mask
 
 
 def test_causal_mask_is_true_above_the_diagonal():

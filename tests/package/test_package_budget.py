@@ -23,8 +23,11 @@ GOAL = 2_800
 # notebook cell into the package with its tests (+27); under the goal again, to 2,764, when
 # issue 52 moved chapter 8's PairSampler into data/pairs.py and cut argument checks there; then to
 # 2,650 when interactive.py (114 lines) moved into figures/ (issue 52: rooms with one job), an
-# exclusion, not lines saved; 2,644 after chapter 6's checks moved to its public boundary.
-CEILING = 2_644
+# exclusion, not lines saved; 2,644 after chapter 6's checks moved to its public boundary; 2,640
+# in round 7, where finetuning.py's 68 lines moved into classifier.py (an exclusion, not lines
+# saved) and the unchecked twins of the checked functions (issue 52: checks at the right depth)
+# took 64 of them.
+CEILING = 2_640
 MODULE_LIMIT = 450
 
 

@@ -344,7 +344,7 @@ def test_pretraining_losses_are_finite_when_no_token_is_masked():
 
 
 def test_mean_pool_of_a_row_without_tokens_is_zero():
-    from attention_to_bert.finetuning import mean_pool
+    from attention_to_bert.classifier import mean_pool
 
     hidden = torch.randn(2, 3, 4)
     pooled = mean_pool(hidden, torch.tensor([[1, 1, 0], [0, 0, 0]]))
