@@ -25,7 +25,6 @@ from attention_to_bert.validate import (
 )
 
 # where data.Vocabulary puts <pad>, <bos> and <eos>
-Mask = Tensor | None
 PAD_ID, BOS_ID, EOS_ID = (Vocabulary([]).stoi[token] for token in (PAD, BOS, EOS))
 
 
@@ -100,12 +99,7 @@ class Seq2SeqTransformer(nn.Module):
         return Seq2SeqTransformerOutput(logits, encoder_weights, self_weights, cross_weights)
 
 
-def _check_inputs(
-    model: Seq2SeqTransformer,
-    src_ids: Tensor,
-    tgt_in_ids: Tensor | None = None,
-    memory: Tensor | None = None,
-) -> None:
+def _check_inputs(model, src_ids: Tensor, tgt_in_ids: Tensor | None = None, memory=None) -> None:
     """The arguments of ``encode`` (``src_ids``) or ``decode`` (all three), checked at once:
     token ids of the right vocabulary, device and length, and a memory that fits them."""
     check_ids(model, src_ids, "src_ids")
