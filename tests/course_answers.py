@@ -273,6 +273,13 @@ class {f}(DecoderLayer):  # the cross-attention's residual adds x, not a
     "transformer_masks": """def {f}(src_ids, tgt_in_ids, pad_id):  # no causal part
     decoder = (tgt_in_ids == pad_id)[:, None, None, :]
     return decoder, (src_ids == pad_id)[:, None, None, :]""",
+    "warmup_schedule": """def {f}(d_model, warmup_steps, factor=1.0):  # max, not min
+    def rate(step):
+        step = max(step, 1)
+        grow, decay = step * warmup_steps**-1.5, step**-0.5
+        return factor * d_model**-0.5 * max(grow, decay)
+
+    return rate""",
 }
 
 PACKAGE = {
@@ -460,6 +467,11 @@ def {f}(src_ids, tgt_in_ids, pad_id):
     padding = tgt_in_ids == pad_id
     decoder = combine_masks(batch, n, n, key_padding_mask=padding, attn_mask=causal)
     return decoder, (src_ids == pad_id)[:, None, None, :]""",
+    "warmup_schedule": """from attention_to_bert.translator import noam_schedule
+
+
+def {f}(d_model, warmup_steps, factor=1.0):
+    return noam_schedule(d_model, warmup_steps, factor)""",
 }
 
 

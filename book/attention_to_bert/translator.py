@@ -25,14 +25,14 @@ from attention_to_bert.validate import (
 )
 
 # where data.Vocabulary puts <pad>, <bos> and <eos>
-Mask = Tensor | None
 PAD_ID, BOS_ID, EOS_ID = (Vocabulary([]).stoi[token] for token in (PAD, BOS, EOS))
 
 
 class Seq2SeqTransformer(nn.Module):
     """Token ids in, next-token logits out: embeddings scaled by √d_model plus positions, a
     :class:`Transformer`, a linear generator (the softmax is left to the loss). Padding (``pad_id``)
-    is masked everywhere; ``bos_id`` and ``eos_id`` start and end an output."""
+    is masked everywhere; ``bos_id`` and ``eos_id`` start and end an output. The defaults are the
+    sizes chapter 6 trains."""
 
     def __init__(
         self,
@@ -41,17 +41,17 @@ class Seq2SeqTransformer(nn.Module):
         d_model: int = 64,
         num_heads: int = 4,
         num_layers: int = 2,
-        d_ff: int = 256,
-        dropout: float = 0.1,
+        d_ff: int = 128,
+        dropout: float = 0.0,
         max_len: int = 64,
         pad_id: int = PAD_ID,
         bos_id: int = BOS_ID,
         eos_id: int = EOS_ID,
     ) -> None:
         super().__init__()
-        # the sizes and special ids, checked once, here at the boundary
+        ids = (pad_id, bos_id, eos_id)
         sizes = (src_vocab_size, tgt_vocab_size, d_model, num_layers)
-        check_sizes(*sizes, max_len, pad_id, bos_id, eos_id)
+        check_sizes(*sizes, max_len, *ids)  # clear errors, off the page
         self.d_model, self.max_len = d_model, max_len
         self.pad_id, self.bos_id, self.eos_id = pad_id, bos_id, eos_id
         self.src_embedding = nn.Embedding(src_vocab_size, d_model, pad_id)
@@ -65,49 +65,46 @@ class Seq2SeqTransformer(nn.Module):
             nn.init.zeros_(embedding.weight[pad_id])
 
     def _embed(self, embedding: nn.Embedding, ids: Tensor) -> Tensor:
-        # ids (batch, len) -> vectors (batch, len, d_model), positions added
-        return self.positional_encoding(embedding(ids) * math.sqrt(self.d_model))
+        # ids (batch, len) -> vectors (batch, len, d_model)
+        x = embedding(ids) * math.sqrt(self.d_model)
+        return self.positional_encoding(x)  # positions added
 
-    def encode(self, src_ids: Tensor, *, src_key_padding_mask: Mask = None):
+    def encode(self, src_ids: Tensor):
         """Memory (batch, src_len, d_model) and each layer's weights."""
-        check_ids(self, src_ids, "src_ids")
-        if src_key_padding_mask is None:  # (batch, src_len), True = <pad>
-            src_key_padding_mask = src_ids == self.pad_id
+        _check_inputs(self, src_ids)  # clear errors, off the page
         x = self._embed(self.src_embedding, src_ids)
-        return self.transformer.encode(x, src_key_padding_mask=src_key_padding_mask)
+        padding = src_ids == self.pad_id  # (batch, src_len), True = <pad>
+        return self.transformer.encode(x, src_key_padding_mask=padding)
 
-    def decode(
-        self,
-        tgt_in_ids: Tensor,
-        memory: Tensor,
-        src_ids: Mask = None,
-        *,
-        memory_key_padding_mask: Mask = None,
-    ):
+    def decode(self, tgt_in_ids: Tensor, memory: Tensor, src_ids: Tensor):
         """Logits (batch, tgt_len, tgt_vocab) for the token after each prefix
         of ``tgt_in_ids``, and each layer's self- and cross-attention
-        weights. The source's padding: given, or built from ``src_ids``."""
-        # (batch, src_len), True = <pad>; the arguments checked once, here
-        padding = source_padding(self, tgt_in_ids, memory, src_ids, memory_key_padding_mask)
-        t = self._embed(self.tgt_embedding, tgt_in_ids)  # (batch, tgt_len, d)
+        weights; ``src_ids`` gives the source's padding."""
+        _check_inputs(self, src_ids, tgt_in_ids, memory)  # off the page
+        t = self._embed(self.tgt_embedding, tgt_in_ids)
         output, self_weights, cross_weights = self.transformer.decode(
             t,
             memory,
-            tgt_mask=causal_mask(t.shape[1], device=t.device),
+            tgt_mask=causal_mask(t.shape[1], device=t.device),  # no peeking
             tgt_key_padding_mask=tgt_in_ids == self.pad_id,
-            memory_key_padding_mask=padding,
+            memory_key_padding_mask=src_ids == self.pad_id,
         )
         return self.generator(output), self_weights, cross_weights
 
     def forward(self, src_ids: Tensor, tgt_in_ids: Tensor) -> Seq2SeqTransformerOutput:
         """Logits for ``tgt_in_ids`` (the target shifted right, ``<bos>``
         first) and the weights: unpacks as ``(logits, attentions)``."""
-        memory, encoder_weights = self.encode(src_ids)  # checks src_ids
-        source_pad = src_ids == self.pad_id  # (batch, src_len)
-        logits, self_weights, cross_weights = self.decode(
-            tgt_in_ids, memory, memory_key_padding_mask=source_pad
-        )
+        memory, encoder_weights = self.encode(src_ids)
+        logits, self_weights, cross_weights = self.decode(tgt_in_ids, memory, src_ids)
         return Seq2SeqTransformerOutput(logits, encoder_weights, self_weights, cross_weights)
+
+
+def _check_inputs(model, src_ids: Tensor, tgt_in_ids: Tensor | None = None, memory=None) -> None:
+    """The arguments of ``encode`` (``src_ids``) or ``decode`` (all three), checked at once:
+    token ids of the right vocabulary, device and length, and a memory that fits them."""
+    check_ids(model, src_ids, "src_ids")
+    if tgt_in_ids is not None or memory is not None:
+        source_padding(model, tgt_in_ids, memory, src_ids, None)
 
 
 def check_sizes(

@@ -66,6 +66,7 @@ SOLVED_BY: dict[str, tuple[str, ...]] = {
     "transformer_masks": ("masks.combine_masks",),  # causal_mask is a building block
     "decoder_layer": (),  # the checker builds transformer.DecoderLayer as its reference
     "length_penalty": (),  # the package has no length penalty
+    "warmup_schedule": ("translator.noam_schedule",),
     "mlm_mask": ("pretraining.mask_tokens",),
     "pretraining_loss": ("pretraining.pretraining_losses",),  # BERT's recipe (15%, NSP)
     "static_vectors": ("classifier._static_vectors",),  # the fine-tuning baseline

@@ -81,3 +81,29 @@ def test_pre_ln_model_is_pre_ln_and_runs_the_chapter_interface():
     out, self_weights, cross_weights = core.decode(torch.randn(2, 3, 16), memory)
     assert memory.shape == (2, 5, 16) and out.shape == (2, 3, 16)
     assert weights == self_weights == cross_weights == []
+
+
+def test_shipped_file_holds_three_seeds_of_the_warmup_arms():
+    """Seeds 1 and 2 of the warm-up experiment's four arms (``--seed``), beside seed 0's runs."""
+    table = json.loads(SHIPPED.read_text())
+    assert sorted(table["seeds"]) == ["1", "2"]
+    for seed, runs in table["seeds"].items():
+        assert sorted(runs) == sorted(script().SEEDED_RUNS), seed
+        for run in runs.values():
+            assert len(run["losses"]) == 470 and len(run["epoch_accuracy_200"]) == 5
+            assert run["scorer"] == script().SCORER and run["torch"] and run["date"]
+        # another seed draws other weights and batches: other losses from the first step
+        assert runs["chapter"]["losses"][0] != table["no_smoothing"]["losses"][0]
+    for name in ("no_warmup", "pre_ln_no_warmup"):
+        assert all(1 <= table["seeds"][s][name]["distinct_answers"] <= 1000 for s in "12")
+
+
+@pytest.mark.slow
+@pytest.mark.recomputes
+def test_first_steps_of_another_seed_agree_with_the_shipped_runs(tmp_path):
+    out = tmp_path / "controls.json"
+    script().main(["--seed", "1", "--runs", "chapter", "--steps", str(STEPS), "--out", str(out)])
+    rerun = json.loads(out.read_text())["seeds"]["1"]["chapter"]["losses"]
+    shipped = json.loads(SHIPPED.read_text())["seeds"]["1"]["chapter"]["losses"]
+    assert len(rerun) == STEPS
+    assert max(abs(a - b) for a, b in zip(rerun, shipped, strict=False)) < 0.05

@@ -103,8 +103,7 @@ def test_the_cells_model_equals_the_packages_with_the_same_weights():
         "causal_mask": causal_mask, "PositionalEncoding": PositionalEncoding,
         "Transformer": Transformer, "Seq2SeqTransformerOutput": Seq2SeqTransformerOutput,
         "PAD_ID": translator.PAD_ID, "BOS_ID": translator.BOS_ID, "EOS_ID": translator.EOS_ID,
-        "check_ids": translator.check_ids, "check_sizes": translator.check_sizes,
-        "source_padding": translator.source_padding,
+        "_check_inputs": translator._check_inputs, "check_sizes": translator.check_sizes,
     }  # fmt: skip
     exec(compile(cell.source, "cell", "exec"), namespace)
     sizes = {"d_model": 16, "num_heads": 2, "num_layers": 2, "d_ff": 32, "dropout": 0.0}

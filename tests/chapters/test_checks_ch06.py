@@ -533,3 +533,59 @@ def test_length_penalty_wrong_answers_are_named(capsys):
         assert message in capsys.readouterr().out, wrong
     for wrong in (multiplied, without_eos):  # wrong, whatever the message
         assert checks.length_penalty(wrong) is False
+
+
+# --- warmup_schedule (Exercise 6.8) ---
+
+
+def _schedule(form="right"):
+    def make(d_model, warmup_steps, factor=1.0):
+        def rate(step):
+            if form != "zero at 0":
+                step = max(step, 1)
+            if form == "zero at 0" and step == 0:
+                return 0.0
+            grow = step * warmup_steps ** (-0.5 if form == "warmup half" else -1.5)
+            decay = step**-0.5
+            chosen = max(grow, decay) if form == "max" else min(grow, decay)
+            scale = d_model ** (0.5 if form == "d_model up" else -0.5)
+            return (1.0 if form == "no factor" else factor) * scale * chosen
+
+        return rate
+
+    return make
+
+
+def test_warmup_schedule_accepts_the_formula_and_the_package(capsys):
+    from attention_to_bert.translator import noam_schedule
+
+    assert checks.warmup_schedule(_schedule()) is True
+    assert checks.warmup_schedule(noam_schedule) is True
+    assert "passes all 3 test cases" in capsys.readouterr().out
+
+
+def test_warmup_schedule_names_the_mistake(capsys):
+    def divides_by_zero(d_model, warmup_steps, factor=1.0):
+        return lambda step: factor * d_model**-0.5 * min(step**-0.5, step * warmup_steps**-1.5)
+
+    for candidate, words in [
+        (_schedule("max"), "max where the formula has min"),
+        (_schedule("warmup half"), "warmup_steps ** -1.5"),
+        (_schedule("d_model up"), "d_model ** -0.5"),
+        (_schedule("no factor"), "multiplied by factor"),
+        (_schedule("zero at 0"), "count step 0 as step 1"),
+        (divides_by_zero, "rate(0) raised ZeroDivisionError"),
+        (lambda d_model, warmup_steps, factor: 0.001, "expected a function rate(step)"),
+        (lambda d_model, warmup_steps, factor: None, "returned None"),
+    ]:
+        assert checks.warmup_schedule(candidate) is False
+        assert words in capsys.readouterr().out, words
+
+
+def test_warmup_schedule_reports_an_unnamed_error_with_the_values(capsys):
+    def doubled(d_model, warmup_steps, factor=1.0):
+        right = _schedule()(d_model, warmup_steps, factor)
+        return lambda step: 2 * right(step) if step > 1 else right(step)
+
+    assert checks.warmup_schedule(doubled) is False
+    assert "expected" in capsys.readouterr().out

@@ -136,23 +136,33 @@ def test_noam_schedule_rejects_bad_arguments():
         noam_schedule(64, 10, factor=0)
 
 
-def test_the_source_padding_mask_is_built_once_and_passed_by_keyword():
+def test_the_masks_come_from_the_padding_ids():
     model = small_model().eval()
     source = torch.tensor([[5, 6, 7, 0, 0], [8, 9, 0, 0, 0]])
     target = torch.randint(4, 15, (2, 3))
     with torch.no_grad():
         out = model(source, target)
         memory, _ = model.encode(source)
-        by_ids, _, _ = model.decode(target, memory, source)  # the old way still works
-        padding = source == model.pad_id
-        by_mask, _, _ = model.decode(target, memory, memory_key_padding_mask=padding)
-    assert torch.equal(by_ids, by_mask) and torch.equal(out.logits, by_mask)
+        by_parts, _, _ = model.decode(target, memory, source)
+        # a padded source position's id changed to another: the same output
+        other = source.masked_fill(source == model.pad_id, 4)
+        unmasked, _, _ = model.decode(target, memory, other)
+    assert torch.equal(out.logits, by_parts)
+    assert not torch.allclose(unmasked, by_parts)  # the padding was masked
     logits, attentions = out  # unpacks as it used to
     assert logits is out["logits"] and attentions["cross"] is out.cross_attentions
-    with pytest.raises(TypeError, match="src_ids or memory_key_padding_mask"):
-        model.decode(target, memory)
-    with pytest.raises(TypeError, match="src_ids or memory_key_padding_mask"):
-        model.decode(target, memory, source, memory_key_padding_mask=padding)
+    assert attentions["cross"][0][1, :, :, 2:].abs().max() == 0
+    with pytest.raises(TypeError, match="src_ids"):
+        model.decode(target, memory)  # the source's padding is needed
+    with pytest.raises(ValueError, match="memory"):
+        model.decode(target, memory[:, :4], source)  # a memory of another length
+
+
+def test_the_defaults_are_the_chapters_sizes():
+    model = Seq2SeqTransformer(10, 10)
+    layer = model.transformer.encoder_layers[0]
+    assert layer.linear1.out_features == 128 and model.d_model == 64
+    assert not any(m.p for m in model.modules() if isinstance(m, torch.nn.Dropout))
 
 
 def _chapter_6_step(scores, log_probs, beam_size):

@@ -46,6 +46,7 @@ from attention_to_bert.checks.ch06 import (
     length_penalty,
     pre_ln_encoder_layer,
     transformer_masks,
+    warmup_schedule,
 )
 from attention_to_bert.checks.ch07 import bert_by_hand, mlm_mask, pooling, task_heads
 from attention_to_bert.checks.ch08 import pretraining_loss, static_vectors

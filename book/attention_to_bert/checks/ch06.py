@@ -1,5 +1,6 @@
 """The checkers of chapter 6: one cross-attention step, one beam-search step, a pre-LN encoder
-layer, the Transformer's masks, a decoder layer's forward and beam search's length penalty."""
+layer, the Transformer's masks, a decoder layer's forward, beam search's length penalty and the
+warm-up schedule."""
 
 from __future__ import annotations
 
@@ -651,5 +652,79 @@ def length_penalty(candidate: Callable[..., Any]) -> bool:
         if message is None:
             want = [(ids, round(score, 4)) for ids, score in expected]
             message = f"expected {want}, got {result!r:.300}"
+        checker.expect(False, f"{case}: {message}")
+    return checker.report()
+
+
+# --- warmup_schedule (Exercise 6.8) ---
+
+
+def _rate(d_model: int, warmup: int, factor: float, step: int, **wrong: bool) -> float:
+    """The schedule of Vaswani et al. (2017) at ``step`` (0 counts as 1), or a usual wrong form."""
+    step = max(step, 1)
+    grow = step * warmup ** (-0.5 if wrong.get("warmup_half") else -1.5)
+    decay = step**-0.5
+    chosen = max(grow, decay) if wrong.get("max") else min(grow, decay)
+    scale = d_model ** (0.5 if wrong.get("d_model_up") else -0.5)
+    return (1.0 if wrong.get("no_factor") else factor) * scale * chosen
+
+
+def _same_rates(got: list[float], values: list[float]) -> bool:
+    return all(
+        math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-15) for a, b in zip(got, values, strict=True)
+    )
+
+
+def warmup_schedule(candidate: Callable[..., Any]) -> bool:
+    """Check ``candidate(d_model, warmup_steps, factor)``: a function ``rate(step)`` giving
+    ``factor · d_model^-0.5 · min(step^-0.5, step · warmup_steps^-1.5)``, with step 0 (``LambdaLR``'s
+    first call) counted as step 1; the rate peaks at ``warmup_steps``."""
+    checker = Checker("warmup_schedule")
+    mistakes = {
+        "max": "max where the formula has min: the rate must grow, then decay",
+        "warmup_half": "warmup_steps ** -1.5, not -0.5: the two terms must meet at warmup_steps",
+        "d_model_up": "d_model ** -0.5 (a wider model gets a smaller rate), not d_model ** 0.5",
+        "no_factor": "the rate is multiplied by factor",
+    }
+    for d_model, warmup, factor in [(512, 4000, 1.0), (64, 50, 0.5), (32, 7, 2.0)]:
+        (warmup,) = vary(warmup)
+        case = f"d_model={d_model}, warmup_steps={warmup}, factor={factor}"
+        rate = checker.call(candidate, d_model, warmup, factor, case=case)
+        if rate is None:
+            continue
+        if not callable(rate):
+            checker.expect(
+                False, f"{case}: expected a function rate(step), got {type(rate).__name__}"
+            )
+            continue
+        try:
+            first = float(rate(0))
+        except Exception as error:  # the student's code may raise anything
+            checker.expect(
+                False,
+                f"{case}: rate(0) raised {type(error).__name__}: {error} (LambdaLR asks for "
+                "step 0 first: count it as step 1)",
+            )
+            continue
+        steps = [1, 2, warmup // 2 + 1, warmup - 1, warmup, warmup + 1, 3 * warmup, 20 * warmup]
+        try:
+            got = [first] + [float(rate(step)) for step in steps]
+        except Exception as error:
+            checker.expect(False, f"{case}: rate(step) raised {type(error).__name__}: {error}")
+            continue
+
+        points = [0, *steps]
+        right = [_rate(d_model, warmup, factor, k) for k in points]
+        wrong = {
+            text: [_rate(d_model, warmup, factor, k, **{key: True}) for k in points]
+            for key, text in mistakes.items()
+        }
+        wrong["rate(0) is 0: count step 0 as step 1 (LambdaLR)"] = [0.0, *right[1:]]
+        if _same_rates(got, right):
+            continue
+        message = next((text for text, values in wrong.items() if _same_rates(got, values)), None)
+        if message is None:
+            want = [f"{value:.3g}" for value in right]
+            message = f"at steps {points} expected {want}, got {[f'{v:.3g}' for v in got]}"
         checker.expect(False, f"{case}: {message}")
     return checker.report()
