@@ -41,5 +41,10 @@ from attention_to_bert.checks.ch06 import (
     transformer_masks,
 )
 from attention_to_bert.checks.ch07 import mlm_mask, pooling, task_heads
-from attention_to_bert.checks.ch08 import pretraining_loss, static_vectors
+from attention_to_bert.checks.ch08 import (
+    pretraining_loss,
+    sentence_vector,
+    static_baseline,
+    static_vectors,
+)
 from attention_to_bert.checks.checker import Checker
