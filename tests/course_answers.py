@@ -257,6 +257,22 @@ class {f}(nn.Module):  # layers with a bias (the exercise asks bias=False)
     "static_vectors": """def {f}(embeddings, input_ids, attention_mask, special_ids):
     keep = attention_mask.unsqueeze(-1).float()  # [CLS] and [SEP] kept in the mean
     return (embeddings(input_ids) * keep).sum(1) / keep.sum(1)""",
+    "static_baseline": """from sklearn.linear_model import LogisticRegression
+from sklearn.preprocessing import StandardScaler
+
+
+def {f}(vectors, labels, split, grid):  # C chosen on the test rows
+    train, test = split == "train", split == "test"
+    x = StandardScaler().fit(vectors[train]).transform(vectors)
+    models = {{c: LogisticRegression(C=c, max_iter=2000) for c in grid}}
+    for model in models.values():
+        model.fit(x[train], labels[train])
+    best = max(grid, key=lambda c: models[c].score(x[test], labels[test]))
+    return best, models[best].score(x[test], labels[test])""",
+    "sentence_vector": """def {f}(hidden, attention_mask, dense, how):  # pooled without the tanh
+    if how not in ("cls", "pooled"):
+        raise ValueError(f"how: expected 'cls' or 'pooled', got {{how!r}}")
+    return hidden[:, 0] if how == "cls" else dense(hidden[:, 0])""",
     "decoder_layer": """from attention_to_bert.transformer import DecoderLayer
 
 
@@ -446,6 +462,23 @@ class {f}(nn.Module):
         _, weights = book_attention(self.w_q(x), self.w_k(x), value, mask=padded)
         weights = nn.functional.dropout(weights, self.dropout, training=self.training)
         return weights @ value, weights""",
+    "static_baseline": """from sklearn.linear_model import LogisticRegression
+from sklearn.preprocessing import StandardScaler
+
+from attention_to_bert import classifier
+
+
+def {f}(vectors, labels, split, grid):
+    train, valid, test = (split == part for part in ("train", "validation", "test"))
+    x = StandardScaler().fit(vectors[train]).transform(vectors)
+
+    def make(c):
+        return LogisticRegression(C=c, max_iter=2000)
+
+    c, _, model = classifier._choose_c(
+        make, grid, x[train], labels[train], x[valid], labels[valid]
+    )
+    return c, model.score(x[test], labels[test])""",
     "static_vectors": """import types
 
 from attention_to_bert import classifier

@@ -70,6 +70,8 @@ SOLVED_BY: dict[str, tuple[str, ...]] = {
     "mlm_mask": ("pretraining.mask_tokens",),
     "pretraining_loss": ("pretraining.pretraining_losses",),  # BERT's recipe (15%, NSP)
     "static_vectors": ("classifier._static_vectors",),  # the fine-tuning baseline
+    "static_baseline": ("classifier._choose_c",),  # C chosen on validation
+    "sentence_vector": (),  # the checker hands over the pooler's dense layer alone
     "task_heads": (),  # the package has no task heads: chapter 7's Exercise 7.5 writes them
     "pooling": ("classifier.mean_pool",),  # its "mean" half (chapter 7's Exercise 7.6)
     "bert_by_hand": (),  # functions of a state_dict; the package's BERT is modules (Ex 7.7)

@@ -187,3 +187,93 @@ def test_short_run_claims_hold_on_a_plateau_and_fail_on_a_run_still_falling():
     assert not checks.ch08.short_run_claims(plateau, 0.2, 0.05, 7.16)[
         "held-out top-1 about the unigram's"
     ]
+
+
+def read_right(hidden, attention_mask, dense, how):
+    """An independent right answer: row by row, the pooled vector through dense's own weights."""
+    if how not in ("cls", "pooled"):
+        raise ValueError(f"how must be 'cls' or 'pooled', got {how!r}")
+    rows = []
+    for row in hidden:
+        first = row[0]
+        if how == "pooled":
+            first = torch.tanh(dense.weight @ first + dense.bias)
+        rows.append(first)
+    return torch.stack(rows)
+
+
+def read_no_tanh(hidden, attention_mask, dense, how):
+    return hidden[:, 0] if how == "cls" else dense(hidden[:, 0])
+
+
+def read_last_token(hidden, attention_mask, dense, how):
+    last = hidden[torch.arange(len(hidden)), attention_mask.sum(1) - 1]
+    return last if how == "cls" else torch.tanh(dense(hidden[:, 0]))
+
+
+def read_pooled_mean(hidden, attention_mask, dense, how):
+    real = attention_mask.unsqueeze(-1).float()
+    mean = (hidden * real).sum(1) / real.sum(1)
+    return hidden[:, 0] if how == "cls" else torch.tanh(dense(mean))
+
+
+def read_any_how(hidden, attention_mask, dense, how):
+    return hidden[:, 0] if how == "cls" else torch.tanh(dense(hidden[:, 0]))
+
+
+def read_type_error(hidden, attention_mask, dense, how):
+    if how not in ("cls", "pooled"):
+        raise TypeError(how)
+    return read_any_how(hidden, attention_mask, dense, how)
+
+
+def test_the_sentence_vector_checker_accepts_a_right_answer_and_names_typical_mistakes(capsys):
+    state = torch.random.get_rng_state()
+    assert checks.sentence_vector(read_right)
+    assert "passes all 5 test cases" in capsys.readouterr().out
+    for wrong, words in [
+        (read_no_tanh, "the tanh is missing"),
+        (read_last_token, "each row's last real token"),
+        (read_pooled_mean, "dense and tanh read the mean"),
+        (read_any_how, "expected a ValueError naming `how`"),
+        (read_type_error, "raised TypeError, expected a ValueError"),
+    ]:
+        assert not checks.sentence_vector(wrong), wrong.__name__
+        assert words in capsys.readouterr().out, wrong.__name__
+    with fresh_inputs(7):  # other sizes: a right answer still passes, a wrong one still fails
+        assert checks.sentence_vector(read_right)
+        assert not checks.sentence_vector(read_no_tanh)
+    assert torch.equal(torch.random.get_rng_state(), state)
+
+
+def baseline(vectors, labels, split, grid, choose_on="validation", scaled=True):
+    """Exercise 8.4's baseline written out; ``choose_on`` and ``scaled`` make two mistakes."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    train, test, chosen = split == "train", split == "test", split == choose_on
+    x = StandardScaler().fit(vectors[train]).transform(vectors) if scaled else vectors
+    best = None
+    for c in grid:
+        model = LogisticRegression(C=c, max_iter=2000).fit(x[train], labels[train])
+        score = model.score(x[chosen], labels[chosen])
+        if best is None or score > best[0]:
+            best = (score, c, model)
+    return best[1], best[2].score(x[test], labels[test])
+
+
+def test_the_static_baseline_checker_accepts_a_right_answer_and_names_typical_mistakes(capsys):
+    assert checks.static_baseline(baseline)
+    assert "passes all 2 test cases" in capsys.readouterr().out
+    for wrong, words in [
+        (lambda *a: baseline(*a, choose_on="test"), "chosen on the test rows"),
+        (lambda *a: baseline(*a, choose_on="train"), "chosen on the training rows"),
+        (lambda *a: baseline(*a, scaled=False), "not standardised"),
+        (lambda *a: (baseline(*a)[0], 0.5), "expected C"),
+        (lambda *a: baseline(*a)[0], "expected a pair (C, test_accuracy)"),
+    ]:
+        assert not checks.static_baseline(wrong)
+        assert words in capsys.readouterr().out
+    with fresh_inputs(7):
+        assert checks.static_baseline(baseline)
+        assert not checks.static_baseline(lambda *a: baseline(*a, choose_on="test"))

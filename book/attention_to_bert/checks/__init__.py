@@ -49,5 +49,10 @@ from attention_to_bert.checks.ch06 import (
     warmup_schedule,
 )
 from attention_to_bert.checks.ch07 import bert_by_hand, mlm_mask, pooling, task_heads
-from attention_to_bert.checks.ch08 import pretraining_loss, static_vectors
+from attention_to_bert.checks.ch08 import (
+    pretraining_loss,
+    sentence_vector,
+    static_baseline,
+    static_vectors,
+)
 from attention_to_bert.checks.checker import Checker

@@ -339,3 +339,174 @@ def short_run_claims(
         "flat over the last 50 steps": abs(mean(history[-50:-25], 0) - mean(last, 0)) < 0.05,
         "NSP starts to learn": mean(last, 1) < math.log(2),
     }
+
+
+def _read_reference(
+    hidden: torch.Tensor, attention_mask: torch.Tensor, dense: torch.nn.Linear, how: str
+) -> torch.Tensor:
+    """Exercise 8.2's two readings of an encoder's last layer: ``[CLS]``, or BERT's pooled vector."""
+    first = hidden[:, 0]  # (batch, width): the [CLS] position
+    return first if how == "cls" else torch.tanh(dense(first))
+
+
+def sentence_vector(candidate: Callable[..., Any]) -> bool:
+    """Check ``candidate(hidden, attention_mask, dense, how) -> (batch, width)``, Exercise 8.2's
+    readings of an encoder's last layer ``hidden`` (batch, length, width): ``how="cls"`` gives each
+    row's ``[CLS]`` vector (position 0), ``how="pooled"`` BERT's pooled vector
+    ``tanh(dense(h_[CLS]))``; any other ``how`` a ValueError that names ``how``. Two layers of other
+    sizes, rows padded to different lengths."""
+    checker = Checker("sentence_vector")
+    generator = torch.Generator().manual_seed(13)  # the inputs (hidden tests shift its seed)
+    batch, length, width = vary(3, 6, 4, spread=2)
+    for number in range(2):
+        rows, wide = batch + number, width + 2 * number
+        hidden = torch.randn(rows, length, wide, generator=generator)
+        lengths = torch.randint(2, length + 1, (rows,), generator=generator)
+        lengths[0] = length  # one row unpadded
+        mask = (torch.arange(length) < lengths[:, None]).long()  # 1: a real token
+        dense = torch.nn.Linear(wide, wide)
+        with torch.no_grad():
+            dense.weight.copy_(torch.randn(wide, wide, generator=generator))
+            dense.bias.copy_(torch.randn(wide, generator=generator))
+        real = mask.unsqueeze(-1).float()
+        mean = (hidden * real).sum(1) / real.sum(1)
+        last_real = hidden[torch.arange(rows), lengths - 1]
+        with torch.no_grad():
+            mistakes = {
+                "cls": [
+                    (hidden[:, -1], "that is the last position: [CLS] is the first, position 0"),
+                    (last_real, "that is each row's last real token ([SEP]): [CLS] is position 0"),
+                    (mean, "that is the mean over the tokens: [CLS] is the vector at position 0"),
+                ],
+                "pooled": [
+                    (dense(hidden[:, 0]), "the tanh is missing: pooled = tanh(dense(h_[CLS]))"),
+                    (
+                        hidden[:, 0],
+                        "that is the raw [CLS] vector: pass it through dense, then tanh",
+                    ),
+                    (torch.tanh(hidden[:, 0]), "dense is missing: pooled = tanh(dense(h_[CLS]))"),
+                    (torch.tanh(dense(mean)), "dense and tanh read the mean: BERT reads [CLS]"),
+                    (dense(torch.tanh(hidden[:, 0])), "tanh comes after dense, not before"),
+                    (torch.sigmoid(dense(hidden[:, 0])), "a sigmoid: BERT's pooler uses tanh"),
+                ],
+            }
+        for how in ("cls", "pooled"):
+            case = f'how="{how}", {rows} rows of {length} vectors {wide} wide, some padded'
+            got = checker.call(candidate, hidden.clone(), mask.clone(), dense, how, case=case)
+            if isinstance(got, torch.Tensor):
+                got = got.detach()
+            with torch.no_grad():
+                want = _read_reference(hidden, mask, dense, how)
+            checker.compare(got, want, case, mistakes[how], atol=1e-5)
+    case = 'how="mean"'
+    checker.cases += 1
+    try:
+        candidate(hidden, mask, dense, "mean")
+    except ValueError as error:
+        checker.expect("how" in str(error), f"{case}: the ValueError should name `how`: {error}")
+    except Exception as error:  # the student's code may raise anything
+        checker.expect(False, f"{case}: raised {type(error).__name__}, expected a ValueError")
+    else:
+        checker.expect(False, f"{case}: expected a ValueError naming `how`, got a result")
+    return checker.report()
+
+
+def _baseline_reference(
+    vectors: np.ndarray,
+    labels: np.ndarray,
+    split: np.ndarray,
+    grid: tuple[float, ...],
+    choose_on: str = "validation",
+    scale: str = "train",
+) -> tuple[float, float]:
+    """Exercise 8.4's baseline: logistic regression on standardised vectors (the scaler fitted on
+    the training rows), ``C`` chosen on the validation rows (the first of a tie), and the chosen
+    model's test accuracy; the switches make typical mistakes (``C`` chosen on another split, no
+    scaling, the scaler fitted on every row)."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    train, test, chosen = split == "train", split == "test", split == choose_on
+    x = vectors
+    if scale != "none":
+        x = StandardScaler().fit(vectors[train] if scale == "train" else vectors).transform(vectors)
+    scores, models = {}, {}
+    for c in grid:
+        models[c] = LogisticRegression(C=c, max_iter=2000).fit(x[train], labels[train])
+        scores[c] = float(models[c].score(x[chosen], labels[chosen]))
+    best = max(grid, key=scores.__getitem__)
+    return best, float(models[best].score(x[test], labels[test]))
+
+
+def _baseline_data(
+    generator: np.random.Generator, rows: int, width: int, classes: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Vectors, labels and a split ("train", "validation" or "test" a row): noisy class means, the
+    features on scales from 0.1 to 10 (so that standardising them changes the answer)."""
+    labels = np.arange(rows) % classes
+    centres = generator.normal(size=(classes, width))
+    vectors = centres[labels] + 2.0 * generator.normal(size=(rows, width))
+    vectors *= 10.0 ** np.linspace(-1, 1, width)
+    split = np.array(["train", "validation", "test"])[generator.permutation(rows) % 3]
+    return vectors, labels, split
+
+
+BASELINE_MISTAKES = (  # (keyword arguments of _baseline_reference, message)
+    ({"choose_on": "test"}, "C was chosen on the test rows: choose it on the validation rows"),
+    ({"choose_on": "train"}, "C was chosen on the training rows: choose it on the validation rows"),
+    ({"scale": "none"}, "the vectors are not standardised: fit a StandardScaler first"),
+    (
+        {"scale": "all"},
+        "the scaler was fitted on every row: fit it on the training rows only, then transform all",
+    ),
+)
+
+
+def static_baseline(candidate: Callable[..., Any]) -> bool:
+    """Check ``candidate(vectors, labels, split, grid) -> (C, test_accuracy)``, Exercise 8.4's
+    baseline: ``vectors`` (rows, width) standardised with a ``StandardScaler`` fitted on the rows
+    whose ``split`` is ``"train"``, a ``LogisticRegression(C=c, max_iter=2000)`` fitted on those rows
+    for each ``c`` of ``grid``, the ``C`` whose model scores best on the ``"validation"`` rows (the
+    first of a tie), and that model's accuracy on the ``"test"`` rows. Two data sets."""
+    from threadpoolctl import threadpool_limits  # installed with scikit-learn
+
+    checker = Checker("static_baseline")
+    generator = np.random.default_rng(21)  # the inputs (hidden tests shift the sizes)
+    rows, width, classes, steps = vary(150, 6, 3, 5)
+    grid = tuple(10.0**power for power in range(-3, steps - 3))  # 0.001 to 10, more if hidden
+    with threadpool_limits(1):  # small fits: one thread is much faster than several
+        for number in range(2):
+            for _ in range(8):  # data on which the first three mistakes each change the answer
+                data = _baseline_data(generator, rows + 30 * number, width + number, classes)
+                want = _baseline_reference(*data, grid)
+                wrongs = [_baseline_reference(*data, grid, **a) for a, _ in BASELINE_MISTAKES[:3]]
+                if want not in wrongs:
+                    break
+            case = f"{len(data[0])} rows of {data[0].shape[1]} features, {classes} classes"
+            given = [part.copy() for part in data]
+            result = checker.call(candidate, *given, grid, case=case)
+            if result is None:
+                continue
+            if not checker.expect(
+                isinstance(result, tuple | list) and len(result) == 2,
+                f"{case}: expected a pair (C, test_accuracy), got {type(result).__name__}",
+            ):
+                continue
+            try:
+                got = (float(result[0]), float(result[1]))
+            except (TypeError, ValueError):
+                checker.expect(False, f"{case}: C and the accuracy must be numbers, got {result}")
+                continue
+            if got[0] == want[0] and abs(got[1] - want[1]) < 1e-9:
+                continue
+            for arguments, message in BASELINE_MISTAKES:
+                wrong = _baseline_reference(*data, grid, **arguments)
+                if wrong != want and got[0] == wrong[0] and abs(got[1] - wrong[1]) < 1e-9:
+                    checker.expect(False, f"{case}: {message}")
+                    break
+            else:
+                checker.expect(
+                    False,
+                    f"{case}: expected C {want[0]:g} and test accuracy {want[1]:.4f}, got {got}",
+                )
+    return checker.report()
