@@ -26,8 +26,9 @@ GOAL = 2_800
 # exclusion, not lines saved; 2,644 after chapter 6's checks moved to its public boundary; 2,640
 # in round 7, where finetuning.py's 68 lines moved into classifier.py (an exclusion, not lines
 # saved) and the unchecked twins of the checked functions (issue 52: checks at the right depth)
-# took 64 of them.
-CEILING = 2_640
+# took 64 of them; 2,637 once chapter 6's teaching-size Seq2SeqTransformer moved its checks into
+# one boundary function.
+CEILING = 2_637
 MODULE_LIMIT = 450
 
 
