@@ -93,6 +93,20 @@ class Checker:
             self._entries.append(("", message))
         return bool(condition)
 
+    def expect_value_error(self, attempt: Callable[[], Any], case: str, argument: str) -> None:
+        """One case: ``attempt()`` must raise a ``ValueError`` whose message names ``argument``."""
+        self.cases += 1
+        try:
+            attempt()
+        except ValueError as error:
+            self.expect(
+                argument in str(error), f"{case}: the ValueError should name `{argument}`: {error}"
+            )
+        except Exception as error:  # the student's code may raise anything
+            self.expect(False, f"{case}: raised {type(error).__name__}, expected a ValueError")
+        else:
+            self.expect(False, f"{case}: expected a ValueError naming `{argument}`, got a result")
+
     def compare(
         self,
         actual: Any,
